@@ -1,0 +1,156 @@
+package ledgertest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"settle/ledger"
+)
+
+// stores returns the fixture's store plus, where the adapter supports it,
+// three more with their own connection pools over the same database.
+func (f *fixture) stores(h Harness) []ledger.Store {
+	out := []ledger.Store{f.store}
+	if h.Sibling != nil {
+		for i := 0; i < 3; i++ {
+			out = append(out, h.Sibling(f.t, f.store, f.clk))
+		}
+	}
+	return out
+}
+
+func testConcurrency(t *testing.T, h Harness) {
+	// Fault-injection test 3: two (here 64) workers race to claim the same
+	// operation; exactly one may send.
+	t.Run("ExactlyOneSender", func(t *testing.T) {
+		f := setup(t, h)
+		stores := f.stores(h)
+		for round := 0; round < 10; round++ {
+			op := f.create("acme")
+			var (
+				start   = make(chan struct{})
+				wg      sync.WaitGroup
+				mu      sync.Mutex
+				winners []int64
+				errs    []error
+			)
+			for g := 0; g < 64; g++ {
+				wg.Add(1)
+				go func(s ledger.Store) {
+					defer wg.Done()
+					<-start
+					got, err := s.Claim(f.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute)
+					mu.Lock()
+					defer mu.Unlock()
+					if err == nil {
+						winners = append(winners, got.Fence)
+						return
+					}
+					if c := ledger.ErrorCode(err); c != ledger.EInvalidTransition && c != ledger.EStaleFence {
+						errs = append(errs, err)
+					}
+				}(stores[g%len(stores)])
+			}
+			close(start)
+			wg.Wait()
+			if len(errs) > 0 {
+				t.Fatalf("unexpected claim errors: %v", errs[0])
+			}
+			if len(winners) != 1 || winners[0] != 1 {
+				t.Fatalf("round %d: %d claimers got a fence (%v), want exactly one", round, len(winners), winners)
+			}
+			if got := f.get(op); got.Attempts != 1 || got.Fence != 1 {
+				t.Fatalf("after the race: attempts %d fence %d", got.Attempts, got.Fence)
+			}
+		}
+	})
+
+	t.Run("BatchClaimsEachOnce", func(t *testing.T) {
+		f := setup(t, h)
+		const total = 1000
+		want := map[string]bool{}
+		for i := 0; i < total; i++ {
+			want[f.create([]string{"acme", "globex", "initech"}[i%3]).ID] = true
+		}
+		stores := f.stores(h)
+		var (
+			mu      sync.Mutex
+			claimed = map[string]int{}
+			wg      sync.WaitGroup
+			errs    []error
+		)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func(s ledger.Store) {
+				defer wg.Done()
+				for {
+					ops, err := s.ClaimBatch(f.ctx, 37, time.Minute)
+					mu.Lock()
+					if err != nil {
+						errs = append(errs, err)
+					}
+					for _, op := range ops {
+						claimed[op.ID]++
+						if op.Fence != 1 || op.State != ledger.InFlight {
+							errs = append(errs, ledger.Errorf(ledger.EInternal, "claimed %s at fence %d", op.State, op.Fence))
+						}
+					}
+					mu.Unlock()
+					if err != nil || len(ops) == 0 {
+						return
+					}
+				}
+			}(stores[g%len(stores)])
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatal(errs[0])
+		}
+		if len(claimed) != total {
+			t.Fatalf("claimed %d distinct operations, want %d", len(claimed), total)
+		}
+		for id, n := range claimed {
+			if n != 1 || !want[id] {
+				t.Fatalf("operation %s claimed %d times", id, n)
+			}
+		}
+		if left, _ := f.store.ClaimBatch(f.ctx, total, time.Minute); len(left) != 0 {
+			t.Fatalf("%d operations were left PREPARED", len(left))
+		}
+	})
+
+	t.Run("ConcurrentCreate", func(t *testing.T) {
+		f := setup(t, h)
+		stores := f.stores(h)
+		n := f.newOp("acme")
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			created int
+			ids     = map[string]bool{}
+			errs    []error
+		)
+		for g := 0; g < 32; g++ {
+			wg.Add(1)
+			go func(s ledger.Store) {
+				defer wg.Done()
+				op, c, err := s.Create(f.ctx, n)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				ids[op.ID] = true
+				if c {
+					created++
+				}
+			}(stores[g%len(stores)])
+		}
+		wg.Wait()
+		if len(errs) > 0 || created != 1 || len(ids) != 1 {
+			t.Fatalf("created %d, ids %d, errs %v", created, len(ids), errs)
+		}
+	})
+}

@@ -1,0 +1,14 @@
+package ledgertest
+
+import "testing"
+
+// Run runs the whole conformance suite against the stores h makes.
+func Run(t *testing.T, h Harness) {
+	t.Run("Create", func(t *testing.T) { testCreate(t, h) })
+	t.Run("Read", func(t *testing.T) { testRead(t, h) })
+	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
+	t.Run("Record", func(t *testing.T) { testRecord(t, h) })
+	t.Run("SweepAndLease", func(t *testing.T) { testSweepAndLease(t, h) })
+	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, h) })
+	t.Run("Property", func(t *testing.T) { testProperty(t, h) })
+}

@@ -1,0 +1,70 @@
+package ledger
+
+import (
+	"bytes"
+	"time"
+)
+
+// Reasons written by settle's own transitions.
+const (
+	ReasonLeaseExpired    = "lease expired before the outcome was recorded"
+	ReasonPayloadTampered = "stored payload does not match its approved hash"
+)
+
+// ValidateOutcomes checks every outcome of a batch and encodes its evidence.
+// errs[i] is non-nil for an outcome that must not be applied, including a
+// second outcome for an operation already in the batch.
+func ValidateOutcomes(outcomes []Outcome) (errs []error, evidence [][]byte) {
+	errs = make([]error, len(outcomes))
+	evidence = make([][]byte, len(outcomes))
+	seen := make(map[string]bool, len(outcomes))
+	for i, o := range outcomes {
+		key := o.Tenant + "/" + o.OperationID
+		if seen[key] {
+			errs[i] = Errorf(EInvalid, "operation appears twice in one batch")
+			continue
+		}
+		seen[key] = true
+		evidence[i], errs[i] = o.EvidenceJSON()
+	}
+	return errs, evidence
+}
+
+// NextReconcile returns the next_reconcile_at an outcome leaves behind: the
+// requested time (or now) for UNKNOWN, nothing for any other state.
+func NextReconcile(o Outcome, now time.Time) *time.Time {
+	if o.To != Unknown {
+		return nil
+	}
+	if o.NextAt != nil {
+		t := o.NextAt.UTC().Truncate(time.Microsecond)
+		return &t
+	}
+	return &now
+}
+
+// StaleFence explains why an outcome did not apply to cur.
+func StaleFence(cur Operation, o Outcome) error {
+	return Errorf(EStaleFence, "fence %d no longer holds (operation is %s at fence %d); the result was discarded",
+		o.Fence, cur.State, cur.Fence)
+}
+
+// NotClaimable explains why a claim of op with the given hash took no row.
+func NotClaimable(op Operation, hash []byte) error {
+	if op.State != Prepared {
+		return Errorf(EInvalidTransition, "operation is %s, not PREPARED; do not send", op.State)
+	}
+	if !bytes.Equal(op.PayloadHash, hash) {
+		return Errorf(EPayloadConflict, "payload hash differs from the approved one; do not send")
+	}
+	return Errorf(EStaleFence, "operation was claimed concurrently; do not send")
+}
+
+// TamperedOutcome escalates a claimed operation whose stored bytes no longer
+// hash to the approved hash.
+func TamperedOutcome(op Operation) Outcome {
+	return Outcome{
+		Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
+		From: op.State, To: Escalated, Actor: ActorExecutor, Reason: ReasonPayloadTampered,
+	}
+}

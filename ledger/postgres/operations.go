@@ -1,0 +1,241 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"settle/ledger"
+)
+
+// columns returns the operation columns in scan order, qualified by alias.
+func columns(alias string) string {
+	a := ""
+	if alias != "" {
+		a = alias + "."
+	}
+	return fmt.Sprintf(`%[1]stenant_id, %[1]soperation_id::text, %[1]soperation_type, %[1]sintent_ref,
+	%[1]starget, %[1]spayload, %[1]spayload_hash, %[1]sremote_key::text, %[1]sstate, %[1]sfence_token,
+	%[1]sattempt_count, %[1]slease_expires_at, %[1]sremote_ref, %[1]sretry_window_end, %[1]sdeadline,
+	%[1]snext_reconcile_at, %[1]sreason, %[1]screated_at, %[1]supdated_at`, a)
+}
+
+var (
+	cols  = columns("")
+	oCols = columns("o")
+)
+
+func scanOperation(row pgx.Row) (ledger.Operation, error) {
+	var (
+		op        ledger.Operation
+		state     string
+		remoteRef *string
+	)
+	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
+		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &op.LeaseExpiresAt,
+		&remoteRef, &op.RetryWindowEnd, &op.Deadline, &op.NextReconcileAt, &op.Reason,
+		&op.CreatedAt, &op.UpdatedAt)
+	if err != nil {
+		return op, err
+	}
+	op.State = ledger.State(state)
+	if remoteRef != nil {
+		op.RemoteRef = *remoteRef
+	}
+	utc(&op.RetryWindowEnd)
+	utc(&op.CreatedAt)
+	utc(&op.UpdatedAt)
+	utcp(op.LeaseExpiresAt)
+	utcp(op.Deadline)
+	utcp(op.NextReconcileAt)
+	return op, nil
+}
+
+func utc(t *time.Time) { *t = t.UTC() }
+
+func utcp(t *time.Time) {
+	if t != nil {
+		*t = t.UTC()
+	}
+}
+
+func collect(rows pgx.Rows, err error) ([]ledger.Operation, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ops []ledger.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, rows.Err()
+}
+
+// createSQL inserts the operation and its creation event in one statement.
+// It returns no row when the intent already exists.
+var createSQL = `
+WITH ins AS (
+	INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
+		payload, payload_hash, remote_key, state, retry_window_end, deadline, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $10, $11, $11)
+	ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+	RETURNING *
+), ev AS (
+	INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, at)
+	SELECT tenant_id, operation_id, 'PREPARED', 0, 'client', 'created', created_at FROM ins
+)
+SELECT ` + cols + ` FROM ins`
+
+// Create implements ledger.Store.
+func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error) {
+	return s.create(ctx, s.pool, n)
+}
+
+// CreateTx creates the operation inside the caller's transaction (the
+// transactional outbox): it becomes visible, and claimable, only when tx
+// commits, and vanishes if tx rolls back. A payload conflict is recorded in
+// tx too.
+func (s *Store) CreateTx(ctx context.Context, tx pgx.Tx, n ledger.NewOperation) (ledger.Operation, bool, error) {
+	return s.create(ctx, tx, n)
+}
+
+func (s *Store) create(ctx context.Context, q querier, n ledger.NewOperation) (ledger.Operation, bool, error) {
+	op, err := ledger.Prepare(n, s.clock())
+	if err != nil {
+		return ledger.Operation{}, false, err
+	}
+	got, err := scanOperation(q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
+		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt))
+	if err == nil {
+		return got, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
+	}
+	// The intent exists. A new statement sees it even if it was committed
+	// by a concurrent creator after this statement's snapshot.
+	existing, err := getByIntent(ctx, q, op.Tenant, op.Type, op.IntentRef)
+	if err != nil {
+		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
+	}
+	if conflict := ledger.CheckSameIntent(existing, op); conflict != nil {
+		_, err := q.Exec(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type,
+			intent_ref, stored_hash, rejected_hash, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
+			op.PayloadHash, op.CreatedAt)
+		if err != nil {
+			return ledger.Operation{}, false, fmt.Errorf("create: record conflict: %w", err)
+		}
+		return ledger.Operation{}, false, conflict
+	}
+	return existing, false, nil
+}
+
+// Get implements ledger.Store.
+func (s *Store) Get(ctx context.Context, tenant, id string) (ledger.Operation, error) {
+	return get(ctx, s.pool, tenant, id)
+}
+
+func get(ctx context.Context, q querier, tenant, id string) (ledger.Operation, error) {
+	if uuid.Validate(id) != nil {
+		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
+	op, err := scanOperation(q.QueryRow(ctx, `SELECT `+cols+` FROM operation_ledger
+		WHERE tenant_id = $1 AND operation_id = $2`, tenant, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
+	if err != nil {
+		return op, fmt.Errorf("get: %w", err)
+	}
+	return op, nil
+}
+
+// GetByIntent implements ledger.Store.
+func (s *Store) GetByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
+	return getByIntent(ctx, s.pool, tenant, opType, intentRef)
+}
+
+func getByIntent(ctx context.Context, q querier, tenant, opType, intentRef string) (ledger.Operation, error) {
+	op, err := scanOperation(q.QueryRow(ctx, `SELECT `+cols+` FROM operation_ledger
+		WHERE tenant_id = $1 AND operation_type = $2 AND intent_ref = $3`, tenant, opType, intentRef))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
+	if err != nil {
+		return op, fmt.Errorf("get by intent: %w", err)
+	}
+	return op, nil
+}
+
+// Find implements ledger.Store. Each branch is an index look-up.
+func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operation, error) {
+	var id *string
+	if uuid.Validate(ref) == nil {
+		id = &ref
+	}
+	ops, err := collect(s.pool.Query(ctx, `
+		SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND intent_ref = $2
+		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND remote_ref = $2
+		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND operation_id = $3::uuid
+		UNION SELECT `+cols+` FROM operation_ledger WHERE remote_key = $3::uuid AND tenant_id = $1
+		ORDER BY 18 DESC LIMIT 50`, tenant, ref, id))
+	if err != nil {
+		return nil, fmt.Errorf("find: %w", err)
+	}
+	return ops, nil
+}
+
+// Events implements ledger.Store.
+func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
+	if uuid.Validate(id) != nil {
+		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
+	rows, err := s.pool.Query(ctx, `SELECT event_id, tenant_id, operation_id::text,
+		coalesce(from_state, ''), to_state, fence_token, actor, reason, evidence::text, at
+		FROM operation_events WHERE tenant_id = $1 AND operation_id = $2 ORDER BY event_id`, tenant, id)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	defer rows.Close()
+	var evs []ledger.Event
+	for rows.Next() {
+		var (
+			e        ledger.Event
+			from, to string
+			evidence string
+		)
+		if err := rows.Scan(&e.ID, &e.Tenant, &e.OperationID, &from, &to, &e.Fence, &e.Actor,
+			&e.Reason, &evidence, &e.At); err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		e.From, e.To, e.Evidence, e.At = ledger.State(from), ledger.State(to), []byte(evidence), e.At.UTC()
+		evs = append(evs, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	if len(evs) == 0 {
+		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
+	return evs, nil
+}
+
+// PayloadConflicts implements ledger.Store.
+func (s *Store) PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payload_conflicts
+		WHERE tenant_id = $1 AND at >= $2`, tenant, since).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("payload conflicts: %w", err)
+	}
+	return n, nil
+}

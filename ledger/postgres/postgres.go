@@ -1,0 +1,118 @@
+// Package postgres is the ledger.Store on PostgreSQL through pgx/v5. It is
+// the production store: any number of settle replicas may share one
+// database. Every hot statement is one round trip: state change and event
+// log row are written by one statement with a data-modifying CTE.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"settle/ledger"
+	"settle/migrations"
+)
+
+// Store implements ledger.Store on a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+var _ ledger.Store = (*Store)(nil)
+
+// Open connects to the database at url and checks that it answers. It does
+// not migrate; call Migrate.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("invalid PostgreSQL URL: %s", redact(err))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("PostgreSQL unreachable: %w", err)
+	}
+	return pool, nil
+}
+
+// redact describes a URL parse error without quoting the URL, which may hold
+// a password.
+func redact(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+}
+
+// Migrate applies the embedded PostgreSQL migrations. Concurrent callers
+// (replicas starting together) serialise on an advisory lock.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	return migrate(ctx, db)
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	fsys, err := subFS(migrations.Postgres, "postgres")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// New returns a Store over pool. now is the clock used for every lease,
+// deadline and timestamp; nil means time.Now. Passing the time from Go rather
+// than using the database's now() lets tests move time without sleeping.
+func New(pool *pgxpool.Pool, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{pool: pool, now: now}
+}
+
+// Pool returns the store's pool, for callers that want to open their own
+// transactions (see CreateTx).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// querier is what both the pool and a caller's transaction offer.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}

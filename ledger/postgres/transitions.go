@@ -1,0 +1,245 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"settle/ledger"
+)
+
+// eventCTE appends one event per row of the CTE named src, which must
+// return the operation columns plus from_state, actor, reason_ev, evidence.
+const eventCTE = `ev AS (
+	INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token,
+		actor, reason, evidence, at)
+	SELECT tenant_id, operation_id::uuid, from_state, state, fence_token, actor, reason_ev, evidence, updated_at
+	FROM %s
+)`
+
+// Claim implements ledger.Store: one conditional UPDATE is the compare-and-
+// swap, and it re-checks the approved hash.
+func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (ledger.Operation, error) {
+	if lease <= 0 {
+		return ledger.Operation{}, ledger.Errorf(ledger.EInvalid, "lease must be positive")
+	}
+	if uuid.Validate(id) != nil {
+		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
+	now := s.clock()
+	ops, err := collect(s.pool.Query(ctx, `
+WITH c AS (
+	UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
+		attempt_count = attempt_count + 1, lease_expires_at = $4, updated_at = $5, reason = ''
+	WHERE tenant_id = $1 AND operation_id = $2 AND state = 'PREPARED' AND payload_hash = $3
+	RETURNING `+cols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
+		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
+), `+fmt.Sprintf(eventCTE, "c")+`
+SELECT `+cols+` FROM c`, tenant, id, hash, now.Add(lease), now))
+	if err != nil {
+		return ledger.Operation{}, fmt.Errorf("claim: %w", err)
+	}
+	if len(ops) == 0 {
+		op, err := s.Get(ctx, tenant, id)
+		if err != nil {
+			return ledger.Operation{}, err
+		}
+		return ledger.Operation{}, ledger.NotClaimable(op, hash)
+	}
+	return s.verifyClaimed(ctx, ops[0])
+}
+
+// ClaimBatch implements ledger.Store.
+func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	now := s.clock()
+	ops, err := collect(s.pool.Query(ctx, `
+WITH picked AS (
+	SELECT tenant_id, operation_id FROM operation_ledger
+	WHERE state = 'PREPARED' ORDER BY created_at LIMIT $1
+	FOR UPDATE SKIP LOCKED
+), c AS (
+	UPDATE operation_ledger o SET state = 'IN_FLIGHT', fence_token = o.fence_token + 1,
+		attempt_count = o.attempt_count + 1, lease_expires_at = $2, updated_at = $3, reason = ''
+	FROM picked p
+	WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id AND o.state = 'PREPARED'
+	RETURNING `+oCols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
+		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
+), `+fmt.Sprintf(eventCTE, "c")+`
+SELECT `+cols+` FROM c ORDER BY created_at`, n, now.Add(lease), now))
+	if err != nil {
+		return nil, fmt.Errorf("claim batch: %w", err)
+	}
+	out := ops[:0]
+	for _, op := range ops {
+		op, err := s.verifyClaimed(ctx, op)
+		if err != nil {
+			continue // escalated by verifyClaimed; never sent
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}
+
+// verifyClaimed re-verifies that the stored bytes still hash to the approved
+// hash. A mismatch means the row was altered behind the ledger's back: the
+// operation is escalated under the fence just taken, and never sent.
+func (s *Store) verifyClaimed(ctx context.Context, op ledger.Operation) (ledger.Operation, error) {
+	if ledger.HashMatches(op.Payload, op.PayloadHash) {
+		return op, nil
+	}
+	_, err := s.Record(ctx, ledger.TamperedOutcome(op))
+	if err != nil {
+		return ledger.Operation{}, fmt.Errorf("claim: escalate tampered payload: %w", err)
+	}
+	return ledger.Operation{}, ledger.Errorf(ledger.EPayloadConflict, "stored payload does not match its approved hash; escalated")
+}
+
+// Record implements ledger.Store.
+func (s *Store) Record(ctx context.Context, o ledger.Outcome) (ledger.Operation, error) {
+	ops, errs, err := s.record(ctx, []ledger.Outcome{o})
+	if err != nil {
+		return ledger.Operation{}, err
+	}
+	if errs[0] != nil {
+		return ledger.Operation{}, errs[0]
+	}
+	return ops[0], nil
+}
+
+// RecordBatch implements ledger.Store.
+func (s *Store) RecordBatch(ctx context.Context, outcomes []ledger.Outcome) ([]error, error) {
+	_, errs, err := s.record(ctx, outcomes)
+	return errs, err
+}
+
+// record applies the valid outcomes with one UPDATE … FROM unnest(…) whose
+// join carries the fence and the expected state, and explains each outcome
+// that did not apply.
+func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger.Operation, []error, error) {
+	now := s.clock()
+	errs, evidence := ledger.ValidateOutcomes(outcomes)
+	var (
+		tenants, ids, froms, tos, refs, reasons, actors, evs []string
+		fences                                               []int64
+		nexts                                                []*time.Time
+		index                                                = map[string]int{}
+	)
+	for i, o := range outcomes {
+		if errs[i] != nil {
+			continue
+		}
+		if uuid.Validate(o.OperationID) != nil {
+			errs[i] = ledger.Errorf(ledger.ENotFound, "operation not found")
+			continue
+		}
+		index[o.Tenant+"/"+o.OperationID] = i
+		tenants, ids, fences = append(tenants, o.Tenant), append(ids, o.OperationID), append(fences, o.Fence)
+		froms, tos, refs = append(froms, string(o.From)), append(tos, string(o.To)), append(refs, o.RemoteRef)
+		nexts = append(nexts, ledger.NextReconcile(o, now))
+		reasons, actors, evs = append(reasons, o.Reason), append(actors, o.Actor), append(evs, string(evidence[i]))
+	}
+	ops := make([]ledger.Operation, len(outcomes))
+	applied := make([]bool, len(outcomes))
+	if len(ids) > 0 {
+		got, err := collect(s.pool.Query(ctx, `
+WITH i AS (
+	SELECT * FROM unnest($1::text[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[],
+		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[])
+		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence)
+), u AS (
+	UPDATE operation_ledger o SET state = i.to_state,
+		remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),
+		lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $11
+	FROM i
+	WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
+		AND o.state = i.from_state AND o.fence_token = i.fence
+	RETURNING `+oCols+`, i.from_state, i.actor, i.reason AS reason_ev, i.evidence
+), `+fmt.Sprintf(eventCTE, "u")+`
+SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now))
+		if err != nil {
+			return nil, nil, fmt.Errorf("record: %w", err)
+		}
+		for _, op := range got {
+			i := index[op.Tenant+"/"+op.ID]
+			ops[i], applied[i] = op, true
+		}
+	}
+	for i, o := range outcomes {
+		if errs[i] != nil || applied[i] {
+			continue
+		}
+		cur, err := s.Get(ctx, o.Tenant, o.OperationID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		errs[i] = ledger.StaleFence(cur, o)
+	}
+	return ops, errs, nil
+}
+
+// SweepExpired implements ledger.Store. It works in chunks so that a large
+// backlog never holds many row locks at once.
+func (s *Store) SweepExpired(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		now := s.clock()
+		var n int
+		err := s.pool.QueryRow(ctx, `
+WITH picked AS (
+	SELECT tenant_id, operation_id FROM operation_ledger
+	WHERE state = 'IN_FLIGHT' AND lease_expires_at <= $1
+	LIMIT $2 FOR UPDATE SKIP LOCKED
+), u AS (
+	UPDATE operation_ledger o SET state = 'UNKNOWN', lease_expires_at = NULL,
+		next_reconcile_at = $1, reason = $3, updated_at = $1
+	FROM picked p
+	WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id
+		AND o.state = 'IN_FLIGHT' AND o.lease_expires_at <= $1
+	RETURNING `+oCols+`, 'IN_FLIGHT'::text AS from_state, 'sweeper'::text AS actor,
+		$3::text AS reason_ev, '{}'::jsonb AS evidence
+), `+fmt.Sprintf(eventCTE, "u")+`
+SELECT count(*) FROM u`, now, sweepChunk, ledger.ReasonLeaseExpired).Scan(&n)
+		if err != nil {
+			return total, fmt.Errorf("sweep: %w", err)
+		}
+		total += n
+		if n < sweepChunk {
+			return total, nil
+		}
+	}
+}
+
+const sweepChunk = 1000
+
+// LeaseUnknown implements ledger.Store. The lease moves next_reconcile_at to
+// the lease's end, so a reconciler that dies simply makes the operation due
+// again when its lease runs out.
+func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	now := s.clock()
+	ops, err := collect(s.pool.Query(ctx, `
+WITH picked AS (
+	SELECT tenant_id, operation_id FROM operation_ledger
+	WHERE state = 'UNKNOWN' AND next_reconcile_at <= $1
+	ORDER BY next_reconcile_at LIMIT $2
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE operation_ledger o SET fence_token = o.fence_token + 1, lease_expires_at = $3,
+	next_reconcile_at = $3, updated_at = $1
+FROM picked p
+WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id
+	AND o.state = 'UNKNOWN' AND o.next_reconcile_at <= $1
+RETURNING `+oCols, now, n, now.Add(lease)))
+	if err != nil {
+		return nil, fmt.Errorf("lease unknown: %w", err)
+	}
+	return ops, nil
+}

@@ -1,0 +1,117 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Store is the durable ledger. Each method owns its transaction and is safe
+// for concurrent use by many goroutines and processes. Every method that
+// changes a state applies the transition table with one conditional statement
+// and appends the matching event in the same transaction.
+type Store interface {
+	// Create inserts the operation, or returns the existing one for the same
+	// (tenant, type, intent_ref) and payload hash with created=false. A
+	// different hash under the same intent returns EPayloadConflict, records
+	// the rejection and changes nothing else.
+	Create(ctx context.Context, n NewOperation) (op Operation, created bool, err error)
+
+	// Get returns one operation of the tenant, or ENotFound.
+	Get(ctx context.Context, tenant, id string) (Operation, error)
+	// GetByIntent returns the operation for one business intent, or ENotFound.
+	GetByIntent(ctx context.Context, tenant, opType, intentRef string) (Operation, error)
+	// Find returns the tenant's operations whose id, intent reference,
+	// remote key or remote reference equals ref (newest first, at most 50).
+	Find(ctx context.Context, tenant, ref string) ([]Operation, error)
+	// Events returns the operation's event log, oldest first.
+	Events(ctx context.Context, tenant, id string) ([]Event, error)
+	// PayloadConflicts counts rejected payload conflicts of the tenant since t.
+	PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error)
+
+	// Claim moves one PREPARED operation whose stored hash equals hash to
+	// IN_FLIGHT, incrementing its fence and attempt count and setting a lease.
+	// Any error means: do not send.
+	Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (Operation, error)
+	// ClaimBatch claims up to n PREPARED operations, oldest first, skipping
+	// rows another claimer holds. Each returned operation is held by its
+	// fence and its payload has been verified against its hash.
+	ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]Operation, error)
+
+	// Record applies an outcome if the caller still holds the current fence
+	// and the operation is in o.From; otherwise EStaleFence and nothing
+	// changes.
+	Record(ctx context.Context, o Outcome) (Operation, error)
+	// RecordBatch applies many outcomes in one transaction. errs[i] is nil
+	// when outcomes[i] was applied, or the reason it was not.
+	RecordBatch(ctx context.Context, outcomes []Outcome) (errs []error, err error)
+
+	// SweepExpired moves IN_FLIGHT operations whose lease has expired to
+	// UNKNOWN, due for reconciliation at once. It is idempotent and safe to
+	// run concurrently in every replica.
+	SweepExpired(ctx context.Context) (int, error)
+	// LeaseUnknown leases up to n UNKNOWN operations that are due for
+	// reconciliation and not leased by another reconciler. The fence is
+	// incremented; the state stays UNKNOWN.
+	LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]Operation, error)
+
+	// Close releases the store's connections.
+	Close() error
+}
+
+// Actors written to the event log by settle's own components.
+const (
+	ActorAPI        = "api"
+	ActorExecutor   = "executor"
+	ActorSweeper    = "sweeper"
+	ActorReconciler = "reconciler"
+)
+
+// Outcome is a fenced verdict about one operation.
+type Outcome struct {
+	Tenant      string
+	OperationID string
+	Fence       int64 // the fence returned by Claim or LeaseUnknown
+	From        State // IN_FLIGHT for the sender, UNKNOWN for the reconciler
+	To          State
+	RemoteRef   string     // required for SUCCEEDED
+	NextAt      *time.Time // when UNKNOWN is next reconciled; default now
+	Reason      string     // short and payload-free
+	Actor       string
+	Evidence    map[string]any // status code, lookup summary; never the payload
+}
+
+// EvidenceJSON validates o against the transition table and the ledger's
+// rules and returns its evidence encoded as JSON.
+func (o Outcome) EvidenceJSON() ([]byte, error) {
+	if !o.From.Valid() || !o.To.Valid() {
+		return nil, Errorf(EInvalid, "unknown state %q → %q", o.From, o.To)
+	}
+	if o.From != InFlight && o.From != Unknown {
+		return nil, Errorf(EInvalidTransition, "outcomes are recorded only from IN_FLIGHT or UNKNOWN, not %s", o.From)
+	}
+	if !CanTransition(o.From, o.To) {
+		return nil, Errorf(EInvalidTransition, "%s → %s is not allowed", o.From, o.To)
+	}
+	if o.To == Succeeded && o.RemoteRef == "" {
+		return nil, Errorf(EInvalid, "SUCCEEDED requires the remote reference confirmed by the target")
+	}
+	if o.Actor == "" {
+		return nil, Errorf(EInvalid, "actor is required")
+	}
+	if len(o.Reason) > 500 {
+		return nil, Errorf(EInvalid, "reason must be at most 500 characters")
+	}
+	ev := o.Evidence
+	if ev == nil {
+		ev = map[string]any{}
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, Errorf(EInvalid, "evidence is not JSON-encodable")
+	}
+	if len(b) > MaxEvidenceBytes {
+		return nil, Errorf(EInvalid, "evidence exceeds %d bytes", MaxEvidenceBytes)
+	}
+	return b, nil
+}
