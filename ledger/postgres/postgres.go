@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,9 +47,15 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("PostgreSQL unreachable: %w", err)
+		return nil, fmt.Errorf("PostgreSQL unreachable: %s", oneLine(err))
 	}
 	return pool, nil
+}
+
+// oneLine folds pgx's multi-line connection errors (one line per address
+// tried) into one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 // redact describes a URL parse error without quoting the URL, which may hold

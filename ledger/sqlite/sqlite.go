@@ -1,0 +1,134 @@
+// Package sqlite is the ledger.Store on an embedded SQLite file through the
+// pure-Go modernc.org/sqlite driver. It is settle's default store for trying
+// it on one machine: writes go through a single connection in WAL mode (one
+// writer, many readers), and a busy timeout lets a second process on the
+// same file wait its turn rather than fail.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"settle/ledger"
+	"settle/migrations"
+)
+
+// Store implements ledger.Store on SQLite.
+type Store struct {
+	w   *sql.DB // the single writer
+	r   *sql.DB // readers
+	now func() time.Time
+}
+
+var _ ledger.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the SQLite file at path, applies the
+// embedded migrations and returns a Store whose clock is now (nil means
+// time.Now).
+func Open(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	dsn := func(txlock string) string {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)") // a 201 means the row survives power loss
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Set("_txlock", txlock)
+		return "file:" + path + "?" + q.Encode()
+	}
+	w, err := sql.Open("sqlite", dsn("immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: cannot open %s: %w", path, err)
+	}
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", dsn("deferred"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	r.SetMaxOpenConns(4)
+	return &Store{w: w, r: r, now: now}, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	fsys, err := fs.Sub(migrations.SQLite, "sqlite")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	errR := s.r.Close()
+	if err := s.w.Close(); err != nil {
+		return err
+	}
+	return errR
+}
+
+func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// inTx runs fn in one IMMEDIATE transaction on the writer.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Times are INTEGER microseconds since the epoch.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func microsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func fromNull(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}

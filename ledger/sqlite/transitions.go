@@ -1,0 +1,210 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"settle/ledger"
+)
+
+// claimSet is the SET list of every sender claim.
+const claimSet = `state = 'IN_FLIGHT', fence_token = fence_token + 1,
+	attempt_count = attempt_count + 1, lease_expires_at = ?, updated_at = ?, reason = ''`
+
+func claimedEvents(ops []ledger.Operation) []event {
+	evs := make([]event, len(ops))
+	for i, op := range ops {
+		evs[i] = event{op: op, from: ledger.Prepared, actor: ledger.ActorExecutor, reason: "claimed"}
+	}
+	return evs
+}
+
+// Claim implements ledger.Store.
+func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (ledger.Operation, error) {
+	if lease <= 0 {
+		return ledger.Operation{}, ledger.Errorf(ledger.EInvalid, "lease must be positive")
+	}
+	now := s.clock()
+	var ops []ledger.Operation
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet+`
+			WHERE tenant_id = ? AND operation_id = ? AND state = 'PREPARED' AND payload_hash = ?
+			RETURNING `+cols, micros(now.Add(lease)), micros(now), tenant, id, hash))
+		if err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, claimedEvents(ops))
+	})
+	if err != nil {
+		return ledger.Operation{}, fmt.Errorf("claim: %w", err)
+	}
+	if len(ops) == 0 {
+		op, err := s.Get(ctx, tenant, id)
+		if err != nil {
+			return ledger.Operation{}, err
+		}
+		return ledger.Operation{}, ledger.NotClaimable(op, hash)
+	}
+	return s.verifyClaimed(ctx, ops[0])
+}
+
+// ClaimBatch implements ledger.Store.
+func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	now := s.clock()
+	var ops []ledger.Operation
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet+`
+			WHERE (tenant_id, operation_id) IN (
+				SELECT tenant_id, operation_id FROM operation_ledger
+				WHERE state = 'PREPARED' ORDER BY created_at LIMIT ?)
+			RETURNING `+cols, micros(now.Add(lease)), micros(now), n))
+		if err != nil {
+			return err
+		}
+		return appendEvents(ctx, tx, claimedEvents(ops))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim batch: %w", err)
+	}
+	sortByCreated(ops)
+	out := ops[:0]
+	for _, op := range ops {
+		if op, err := s.verifyClaimed(ctx, op); err == nil {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}
+
+// verifyClaimed escalates, under the fence just taken, an operation whose
+// stored bytes no longer hash to the approved hash; it is never sent.
+func (s *Store) verifyClaimed(ctx context.Context, op ledger.Operation) (ledger.Operation, error) {
+	if ledger.HashMatches(op.Payload, op.PayloadHash) {
+		return op, nil
+	}
+	if _, err := s.Record(ctx, ledger.TamperedOutcome(op)); err != nil {
+		return ledger.Operation{}, fmt.Errorf("claim: escalate tampered payload: %w", err)
+	}
+	return ledger.Operation{}, ledger.Errorf(ledger.EPayloadConflict, "stored payload does not match its approved hash; escalated")
+}
+
+// Record implements ledger.Store.
+func (s *Store) Record(ctx context.Context, o ledger.Outcome) (ledger.Operation, error) {
+	ops, errs, err := s.record(ctx, []ledger.Outcome{o})
+	if err != nil {
+		return ledger.Operation{}, err
+	}
+	if errs[0] != nil {
+		return ledger.Operation{}, errs[0]
+	}
+	return ops[0], nil
+}
+
+// RecordBatch implements ledger.Store.
+func (s *Store) RecordBatch(ctx context.Context, outcomes []ledger.Outcome) ([]error, error) {
+	_, errs, err := s.record(ctx, outcomes)
+	return errs, err
+}
+
+// record applies each valid outcome with a conditional UPDATE carrying the
+// fence and the expected state, all in one transaction.
+func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger.Operation, []error, error) {
+	now := s.clock()
+	errs, evidence := ledger.ValidateOutcomes(outcomes)
+	ops := make([]ledger.Operation, len(outcomes))
+	applied := make([]bool, len(outcomes))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var evs []event
+		for i, o := range outcomes {
+			if errs[i] != nil {
+				continue
+			}
+			got, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
+				remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
+				next_reconcile_at = ?, reason = ?, updated_at = ?
+				WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
+				RETURNING `+cols, string(o.To), o.RemoteRef, microsPtr(ledger.NextReconcile(o, now)),
+				o.Reason, micros(now), o.Tenant, o.OperationID, string(o.From), o.Fence))
+			if err != nil {
+				return err
+			}
+			if len(got) == 1 {
+				ops[i], applied[i] = got[0], true
+				evs = append(evs, event{op: got[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence[i]})
+			}
+		}
+		return appendEvents(ctx, tx, evs)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("record: %w", err)
+	}
+	for i, o := range outcomes {
+		if errs[i] != nil || applied[i] {
+			continue
+		}
+		cur, err := s.Get(ctx, o.Tenant, o.OperationID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		errs[i] = ledger.StaleFence(cur, o)
+	}
+	return ops, errs, nil
+}
+
+// SweepExpired implements ledger.Store.
+func (s *Store) SweepExpired(ctx context.Context) (int, error) {
+	now := s.clock()
+	var n int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		ops, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = 'UNKNOWN',
+			lease_expires_at = NULL, next_reconcile_at = ?1, reason = ?2, updated_at = ?1
+			WHERE state = 'IN_FLIGHT' AND lease_expires_at <= ?1
+			RETURNING `+cols, micros(now), ledger.ReasonLeaseExpired))
+		if err != nil {
+			return err
+		}
+		n = len(ops)
+		evs := make([]event, len(ops))
+		for i, op := range ops {
+			evs[i] = event{op: op, from: ledger.InFlight, actor: ledger.ActorSweeper, reason: ledger.ReasonLeaseExpired}
+		}
+		return appendEvents(ctx, tx, evs)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sweep: %w", err)
+	}
+	return n, nil
+}
+
+// LeaseUnknown implements ledger.Store. As on PostgreSQL, the lease moves
+// next_reconcile_at to its end.
+func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	now := s.clock()
+	var ops []ledger.Operation
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET
+			fence_token = fence_token + 1, lease_expires_at = ?1, next_reconcile_at = ?1, updated_at = ?2
+			WHERE (tenant_id, operation_id) IN (
+				SELECT tenant_id, operation_id FROM operation_ledger
+				WHERE state = 'UNKNOWN' AND next_reconcile_at <= ?2
+				ORDER BY next_reconcile_at LIMIT ?3)
+			RETURNING `+cols, micros(now.Add(lease)), micros(now), n))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lease unknown: %w", err)
+	}
+	return ops, nil
+}
