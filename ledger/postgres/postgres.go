@@ -32,12 +32,28 @@ type Store struct {
 
 var _ ledger.Store = (*Store)(nil)
 
-// Open connects to the database at url and checks that it answers. It does
-// not migrate; call Migrate.
-func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+// ParseConfig parses a postgres:// URL into a pool configuration with
+// settle's session defaults. Its errors never quote the URL.
+func ParseConfig(url string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("invalid PostgreSQL URL: %s", redact(err))
+	}
+	// pgx prepares and caches statements. A generic plan chosen while the
+	// table was small can stick after it grows (a sequential scan in the
+	// claim); re-planning every execution costs far less than that risk.
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	}
+	return cfg, nil
+}
+
+// Open connects to the database at url and checks that it answers. It does
+// not migrate; call Migrate.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := ParseConfig(url)
+	if err != nil {
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

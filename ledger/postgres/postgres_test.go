@@ -31,3 +31,7 @@ func harness() ledgertest.Harness {
 func TestStore(t *testing.T) {
 	ledgertest.Run(t, harness())
 }
+
+func BenchmarkStore(b *testing.B) {
+	ledgertest.Bench(b, harness())
+}

@@ -36,3 +36,7 @@ func harness() ledgertest.Harness {
 func TestStore(t *testing.T) {
 	ledgertest.Run(t, harness())
 }
+
+func BenchmarkStore(b *testing.B) {
+	ledgertest.Bench(b, harness())
+}

@@ -56,7 +56,7 @@ func Schema(t testing.TB) *pgxpool.Config {
 			t.Errorf("drop schema: %v", err)
 		}
 	})
-	cfg, err := pgxpool.ParseConfig(URL())
+	cfg, err := postgres.ParseConfig(URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,59 @@
+// Command settle runs the operation ledger: `settle serve` starts the HTTP
+// server (and, as they land, the executor, sweeper and reconciler) over
+// PostgreSQL or an embedded SQLite file; `settle migrate` applies the
+// embedded schema migrations.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: settle <command> [flags]
+
+commands:
+  serve     run settle (HTTP server and background workers)
+  migrate   apply the database migrations and exit
+
+Run 'settle <command> -h' for the flags of a command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one subcommand and returns the process exit code. Errors are
+// printed as one line on stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		err = migrate(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "settle: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if err == errUsage {
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "settle %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}

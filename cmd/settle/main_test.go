@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"settle/ledger/postgres/pgtest"
+)
+
+var binary string
+
+// TestMain builds the real binary once; the tests run it as a user would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "settle-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "settle")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// start runs `settle serve` in dir and returns its base URL once it prints
+// where it listens; the process is stopped with SIGTERM at cleanup and must
+// exit cleanly.
+func start(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- line
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(30 * time.Second):
+		t.Fatal("settle serve printed nothing in 30s")
+	}
+	_, url, ok := strings.Cut(line, "listening on ")
+	if !ok {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("unexpected first line %q; stderr: %s", line, stderr.String())
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("settle serve did not stop cleanly: %v; stderr: %s", err, stderr.String())
+		}
+	})
+	return strings.Fields(url)[0]
+}
+
+func healthy(t *testing.T, base string) {
+	t.Helper()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz = %d", resp.StatusCode)
+	}
+}
+
+func TestServe_DefaultSQLite(t *testing.T) {
+	dir := t.TempDir()
+	healthy(t, start(t, dir, []string{"DATABASE_URL="}))
+	if _, err := os.Stat(filepath.Join(dir, "settle.db")); err != nil {
+		t.Fatalf("default store ./settle.db was not created: %v", err)
+	}
+}
+
+func TestServe_PostgresFromEnv(t *testing.T) {
+	url := schemaURL(t)
+	healthy(t, start(t, t.TempDir(), []string{"DATABASE_URL=" + url}))
+}
+
+// schemaURL returns a database URL whose connections use a fresh schema.
+func schemaURL(t *testing.T) string {
+	cfg := pgtest.Schema(t)
+	sep := "?"
+	if strings.Contains(pgtest.URL(), "?") {
+		sep = "&"
+	}
+	return pgtest.URL() + sep + "search_path=" + cfg.ConnConfig.RuntimeParams["search_path"]
+}
+
+func TestMigrate_Idempotent(t *testing.T) {
+	for name, url := range map[string]string{
+		"SQLite":   "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
+		"Postgres": schemaURL(t),
+	} {
+		t.Run(name, func(t *testing.T) {
+			for i := 0; i < 2; i++ {
+				out, err := exec.Command(binary, "migrate", "--database-url", url).CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "migrations applied") {
+					t.Fatalf("run %d: %v: %s", i, err, out)
+				}
+			}
+		})
+	}
+}
+
+func TestBadDatabaseURL(t *testing.T) {
+	for name, url := range map[string]string{
+		"Malformed":   "postgres://admin:hunter2@db:notaport/x",
+		"Unreachable": "postgres://admin:hunter2@127.0.0.1:1/x?connect_timeout=2",
+		"Unsupported": "mysql://admin:hunter2@db/x",
+		"Unwritable":  "sqlite:/proc/settle/x.db",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, cmd := range []string{"serve", "migrate"} {
+				c := exec.Command(binary, cmd, "--database-url", url)
+				var stdout, stderr bytes.Buffer
+				c.Stdout, c.Stderr = &stdout, &stderr
+				err := c.Run()
+				exit, ok := err.(*exec.ExitError)
+				if !ok || exit.ExitCode() == 0 {
+					t.Fatalf("%s: err = %v, want a non-zero exit", cmd, err)
+				}
+				msg := stderr.String()
+				if strings.Count(msg, "\n") != 1 || strings.Contains(msg, "hunter2") || stdout.Len() != 0 {
+					t.Fatalf("%s: want one error line without the password, got %q", cmd, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"bogus"}, {"serve", "--no-such-flag"}, {"migrate", "extra"}} {
+		err := exec.Command(binary, args...).Run()
+		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+			t.Fatalf("settle %v: %v, want exit 2", args, err)
+		}
+	}
+}
