@@ -16,6 +16,7 @@ const (
 	EPayloadConflict   Code = "payload_conflict"
 	EStaleFence        Code = "stale_fence"
 	EInvalidTransition Code = "invalid_transition"
+	EUnauthorized      Code = "unauthorized"
 	EForbidden         Code = "forbidden"
 	EInternal          Code = "internal"
 )

@@ -24,6 +24,9 @@ type Store interface {
 	// Find returns the tenant's operations whose id, intent reference,
 	// remote key or remote reference equals ref (newest first, at most 50).
 	Find(ctx context.Context, tenant, ref string) ([]Operation, error)
+	// List returns one page of the tenant's operations, newest first, with
+	// keyset pagination.
+	List(ctx context.Context, f ListFilter) (Page, error)
 	// Events returns the operation's event log, oldest first.
 	Events(ctx context.Context, tenant, id string) ([]Event, error)
 	// PayloadConflicts counts rejected payload conflicts of the tenant since t.

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 url=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 rows=${ROWS:-10000000}
 schema=settle_plans_$$
-up=$(sed -n '/+goose Up/,/+goose Down/p' migrations/postgres/00001_ledger.sql | grep -v '+goose')
+up=$(for f in migrations/postgres/*.sql; do sed -n '/+goose Up/,/+goose Down/p' "$f" | grep -v '+goose'; done)
 psql "$url" -v ON_ERROR_STOP=1 -q <<SQL
 CREATE SCHEMA $schema;
 SET search_path = $schema;
@@ -35,6 +35,8 @@ EXPLAIN SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND intent_r
 EXPLAIN SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND remote_ref = 'ref-51';
 \echo '--- by remote key (webhooks)'
 EXPLAIN SELECT * FROM operation_ledger WHERE remote_key = '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11';
+\echo '--- newest operations of one tenant (API list, keyset page)'
+EXPLAIN SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND (created_at, operation_id) < (now(), '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11') ORDER BY created_at DESC, operation_id DESC LIMIT 51;
 \echo '--- batch claim'
 EXPLAIN SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'PREPARED' ORDER BY created_at LIMIT 100 FOR UPDATE SKIP LOCKED;
 \echo '--- sweep'

@@ -1,33 +1,85 @@
 // Package web is settle's HTTP surface: health, the client API, the console
-// and the webhook receiver, on one Echo server.
+// and the webhook receiver, on one Echo server. Handlers hold no business
+// logic: they decode, call the ledger and encode.
 package web
 
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"settle/auth"
 	"settle/ledger"
 )
 
+// DefaultBodyLimit bounds API request bodies unless Config says otherwise.
+const DefaultBodyLimit = 1 << 20
+
+// Target is what the API needs to know about a target to register an
+// operation for it.
+type Target struct {
+	RetryWindow time.Duration // documented idempotency-key retention; 0 = none
+	Deadline    time.Duration // default operation deadline; 0 = none
+	Owner       string        // owning team, named in plain-language status
+}
+
+// Targets resolves target names; an unknown name is refused at creation.
+type Targets interface {
+	Target(name string) (Target, bool)
+}
+
 // Config holds what the server needs; cmd/settle fills it.
 type Config struct {
-	Store  ledger.Store
-	Logger *slog.Logger
+	Store     ledger.Store
+	Tokens    auth.TokenStore
+	Targets   Targets
+	BodyLimit int64 // bytes; 0 means DefaultBodyLimit
+	Logger    *slog.Logger
+	Now       func() time.Time // nil means time.Now
+}
+
+type server struct {
+	store     ledger.Store
+	tokens    auth.TokenStore
+	targets   Targets
+	bodyLimit int64
+	log       *slog.Logger
+	now       func() time.Time
 }
 
 // New returns the configured Echo server.
 func New(cfg Config) *echo.Echo {
+	s := &server{
+		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
+		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
+	}
+	if s.bodyLimit <= 0 {
+		s.bodyLimit = DefaultBodyLimit
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.Use(middleware.Recover())
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack))
+			return err
+		},
+	}))
 	e.Use(middleware.RequestID())
-	e.Use(requestLog(cfg.Logger))
+	e.Use(requestLog(s.log))
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")
 	})
+	s.routesAPI(e)
 	return e
 }
 
@@ -37,6 +89,7 @@ func New(cfg Config) *echo.Echo {
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogStatus: true, LogMethod: true, LogRoutePath: true, LogLatency: true, LogRequestID: true,
+		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			log.Info("request", "method", v.Method, "route", v.RoutePath, "status", v.Status,
 				"duration_ms", v.Latency.Milliseconds(), "request_id", v.RequestID)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"settle/ledger"
 )
 
 const usage = `usage: settle <command> [flags]
@@ -18,6 +20,7 @@ const usage = `usage: settle <command> [flags]
 commands:
   serve     run settle (HTTP server and background workers)
   migrate   apply the database migrations and exit
+  token     create, list and revoke API tokens
 
 Run 'settle <command> -h' for the flags of a command.
 `
@@ -41,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		err = migrate(ctx, args[1:], stdout, stderr)
+	case "token":
+		err = token(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -52,7 +57,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "settle %s: %v\n", args[0], err)
+		msg := err.Error()
+		if c := ledger.ErrorCode(err); c != ledger.EInternal {
+			msg = ledger.ErrorMessage(err) // a domain error: its message says it all
+		}
+		fmt.Fprintf(stderr, "settle %s: %s\n", args[0], msg)
 		return 1
 	}
 	return 0

@@ -164,3 +164,60 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// settle token create prints only the token; the token works against a
+// running server on the same store; revoke makes it fail.
+func TestToken_EndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	base := start(t, dir, nil, "--database-url", db, "--targets", "payments")
+
+	c := exec.Command(binary, "token", "create", "--tenant", "acme", "--database-url", db)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("token create: %v: %s", err, stderr.String())
+	}
+	token := strings.TrimSuffix(stdout.String(), "\n")
+	if !strings.HasPrefix(token, "stl_") || strings.ContainsAny(token, " \n\t") {
+		t.Fatalf("stdout must be the token alone, got %q", stdout.String())
+	}
+
+	post := func() int {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/operations", strings.NewReader(
+			`{"target":"payments","operation_type":"charge","intent_ref":"a-1","payload":{"amount":1}}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(); got != http.StatusCreated {
+		t.Fatalf("POST with a fresh token: %d", got)
+	}
+
+	out, err := exec.Command(binary, "token", "list", "--database-url", db).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "acme") || strings.Contains(string(out), token) {
+		t.Fatalf("token list: %v: %s", err, out)
+	}
+	id := strings.Fields(strings.Split(string(out), "\n")[1])[0]
+	if out, err := exec.Command(binary, "token", "revoke", id, "--database-url", db).CombinedOutput(); err != nil {
+		t.Fatalf("token revoke: %v: %s", err, out)
+	}
+	if got := post(); got != http.StatusUnauthorized {
+		t.Fatalf("POST with a revoked token: %d", got)
+	}
+	for _, args := range [][]string{
+		{"token"}, {"token", "create"}, {"token", "revoke"}, {"token", "frob"},
+	} {
+		if err := exec.Command(binary, args...).Run(); err == nil {
+			t.Fatalf("settle %v succeeded", args)
+		}
+	}
+	if out, err := exec.Command(binary, "token", "create", "--tenant", "Bad Name", "--database-url", db).CombinedOutput(); err == nil {
+		t.Fatalf("invalid tenant accepted: %s", out)
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
+	"strings"
 	"time"
 
 	"settle/web"
@@ -18,6 +21,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("settle serve", flag.ContinueOnError)
 	dbURL := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	targetList := fs.String("targets", os.Getenv("SETTLE_TARGETS"),
+		"comma-separated names of valid targets, until contracts are configured (env SETTLE_TARGETS)")
+	bodyLimit := fs.Int64("body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -33,7 +39,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	e := web.New(web.Config{Store: store, Logger: log})
+	targets, err := parseTargets(*targetList)
+	if err != nil {
+		return err
+	}
+	if *bodyLimit <= 0 {
+		return fmt.Errorf("--body-limit must be positive")
+	}
+	e := web.New(web.Config{Store: store, Tokens: store, Targets: targets, BodyLimit: *bodyLimit, Logger: log})
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -51,4 +64,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// staticTargets is the stub target list used until target contracts exist.
+type staticTargets map[string]web.Target
+
+func (s staticTargets) Target(name string) (web.Target, bool) {
+	t, ok := s[name]
+	return t, ok
+}
+
+var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func parseTargets(list string) (staticTargets, error) {
+	out := staticTargets{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !targetName.MatchString(name) {
+			return nil, fmt.Errorf("--targets: invalid target name %q", name)
+		}
+		out[name] = web.Target{}
+	}
+	return out, nil
 }

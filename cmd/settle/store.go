@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/postgres"
 	"settle/ledger/sqlite"
@@ -27,20 +28,44 @@ func dbFlag(fs *flag.FlagSet) *string {
 }
 
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	pos, err := parseInterspersed(fs, args, stderr)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected argument %q\n", fs.Arg(0))
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "unexpected argument %q\n", pos[0])
 		return errUsage
 	}
 	return nil
 }
 
+// parseInterspersed parses flags that may come before or after positional
+// arguments (settle token revoke ID --database-url …) and returns the
+// positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+	fs.SetOutput(stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, errUsage
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// store is what both adapters implement.
+type store interface {
+	ledger.Store
+	auth.TokenStore
+}
+
 // openStore opens and migrates the store that url names and describes it
 // for the start-up line (never with credentials).
-func openStore(ctx context.Context, url string) (ledger.Store, string, error) {
+func openStore(ctx context.Context, url string) (store, string, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		pool, err := postgres.Open(ctx, url)

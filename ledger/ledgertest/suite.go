@@ -6,6 +6,8 @@ import "testing"
 func Run(t *testing.T, h Harness) {
 	t.Run("Create", func(t *testing.T) { testCreate(t, h) })
 	t.Run("Read", func(t *testing.T) { testRead(t, h) })
+	t.Run("List", func(t *testing.T) { testList(t, h) })
+	t.Run("Tokens", func(t *testing.T) { testTokens(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
 	t.Run("Record", func(t *testing.T) { testRecord(t, h) })
 	t.Run("SweepAndLease", func(t *testing.T) { testSweepAndLease(t, h) })

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"settle/auth"
+)
+
+const tokenUsage = `usage: settle token <create|list|revoke> [flags]
+
+  settle token create --tenant NAME   print a new API token for the tenant (shown once)
+  settle token list                   list tokens (ids, never secrets)
+  settle token revoke ID              revoke a token
+`
+
+func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, tokenUsage)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("settle token "+args[0], flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	var tenant *string
+	if args[0] == "create" {
+		tenant = fs.String("tenant", "", "tenant the token acts for (required)")
+	}
+	pos, err := parseInterspersed(fs, args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case args[0] == "create" && (*tenant == "" || len(pos) != 0),
+		args[0] == "list" && len(pos) != 0,
+		args[0] == "revoke" && len(pos) != 1:
+		fmt.Fprint(stderr, tokenUsage)
+		return errUsage
+	case args[0] != "create" && args[0] != "list" && args[0] != "revoke":
+		fmt.Fprintf(stderr, "unknown token command %q\n%s", args[0], tokenUsage)
+		return errUsage
+	}
+	store, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	switch args[0] {
+	case "create":
+		secret, t, err := auth.NewToken(*tenant, time.Now())
+		if err != nil {
+			return err
+		}
+		if err := store.CreateToken(ctx, t); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "created %s for tenant %s; the token is shown only once\n", t.ID, t.Tenant)
+		fmt.Fprintln(stdout, secret)
+	case "list":
+		tokens, err := store.ListTokens(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tTENANT\tCREATED\tREVOKED")
+		for _, t := range tokens {
+			revoked := "-"
+			if t.RevokedAt != nil {
+				revoked = t.RevokedAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Tenant, t.CreatedAt.Format(time.RFC3339), revoked)
+		}
+		return w.Flush()
+	case "revoke":
+		if err := store.RevokeToken(ctx, pos[0], time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %s\n", pos[0])
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package web
+
+import (
+	"context"
+	_ "embed"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+)
+
+//go:embed openapi.json
+var openAPI []byte
+
+// tenantKey is where apiAuth leaves the token's tenant.
+const tenantKey = "settle.tenant"
+
+func (s *server) routesAPI(e *echo.Echo) {
+	e.GET("/api/v1/openapi.json", func(c echo.Context) error {
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
+	})
+	api := e.Group("/api/v1", s.apiAuth)
+	api.POST("/operations", s.createOperation)
+	api.GET("/operations", s.listOperations)
+	api.GET("/operations/:id", s.getOperation)
+}
+
+// apiAuth resolves the bearer token to its tenant. The tenant always comes
+// from the token, never from the body or the URL.
+func (s *server) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		secret, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return s.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
+		}
+		tok, err := auth.Authenticate(c.Request().Context(), s.tokens, strings.TrimSpace(secret))
+		if ledger.ErrorCode(err) == ledger.EUnauthorized {
+			return s.unauthorized(c, "invalid or revoked API token")
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(tenantKey, tok.Tenant)
+		return next(c)
+	}
+}
+
+func (s *server) unauthorized(c echo.Context, msg string) error {
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="settle"`)
+	return echo.NewHTTPError(http.StatusUnauthorized, msg)
+}
+
+func tenantOf(c echo.Context) string { return c.Get(tenantKey).(string) }
+
+// operationJSON is an operation as every API response shows it. It carries
+// the payload's hash, never the payload.
+type operationJSON struct {
+	OperationID   string     `json:"operation_id"`
+	Tenant        string     `json:"tenant"`
+	Target        string     `json:"target"`
+	OperationType string     `json:"operation_type"`
+	IntentRef     string     `json:"intent_ref"`
+	State         string     `json:"state"`
+	Status        string     `json:"status"`
+	RemoteKey     string     `json:"remote_key"`
+	PayloadHash   string     `json:"payload_hash"`
+	RemoteRef     string     `json:"remote_ref,omitempty"`
+	Attempts      int        `json:"attempts"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	Deadline      *time.Time `json:"deadline,omitempty"`
+}
+
+func (s *server) present(op ledger.Operation) operationJSON {
+	var owner string
+	if t, ok := s.targets.Target(op.Target); ok {
+		owner = t.Owner
+	}
+	out := operationJSON{
+		OperationID: op.ID, Tenant: op.Tenant, Target: op.Target, OperationType: op.Type,
+		IntentRef: op.IntentRef, State: string(op.State), Status: op.State.Plain(owner),
+		RemoteKey: op.RemoteKey, PayloadHash: hex.EncodeToString(op.PayloadHash),
+		Attempts: op.Attempts, CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, Deadline: op.Deadline,
+	}
+	if op.State == ledger.Succeeded {
+		out.RemoteRef = op.RemoteRef // only a confirmed reference is shown
+	}
+	return out
+}
+
+// createOperation registers an approved operation. The response is written
+// only after the ledger row is committed; a client that disconnects does
+// not abort a commit in progress.
+func (s *server) createOperation(c echo.Context) error {
+	req, err := decodeCreate(c.Request(), s.bodyLimit)
+	if err != nil {
+		return err
+	}
+	t, ok := s.targets.Target(req.Target)
+	if !ok {
+		return ledger.Errorf(ledger.EInvalid, "unknown target %q", req.Target)
+	}
+	n := ledger.NewOperation{
+		Tenant: tenantOf(c), Type: req.OperationType, IntentRef: req.IntentRef, Target: req.Target,
+		Payload: req.Payload, Deadline: req.deadline, RetryWindow: t.RetryWindow,
+	}
+	if n.Deadline == nil && t.Deadline > 0 {
+		d := s.now().Add(t.Deadline)
+		n.Deadline = &d
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 30*time.Second)
+	defer cancel()
+	op, created, err := s.store.Create(ctx, n)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/operations/"+op.ID)
+	}
+	return c.JSON(status, s.present(op))
+}
+
+func (s *server) getOperation(c echo.Context) error {
+	op, err := s.store.Get(c.Request().Context(), tenantOf(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.present(op))
+}
+
+type listJSON struct {
+	Operations []operationJSON `json:"operations"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+}
+
+func (s *server) listOperations(c echo.Context) error {
+	f := ledger.ListFilter{
+		Tenant:    tenantOf(c),
+		IntentRef: c.QueryParam("intent_ref"),
+		State:     ledger.State(c.QueryParam("state")),
+		Cursor:    c.QueryParam("cursor"),
+	}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			return ledger.Errorf(ledger.EInvalid, "limit must be an integer between 1 and %d", ledger.MaxListLimit)
+		}
+		f.Limit = n
+	}
+	page, err := s.store.List(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	out := listJSON{Operations: make([]operationJSON, 0, len(page.Operations)), NextCursor: page.Next}
+	for _, op := range page.Operations {
+		out.Operations = append(out.Operations, s.present(op))
+	}
+	return c.JSON(http.StatusOK, out)
+}

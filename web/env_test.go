@@ -1,0 +1,143 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/ledger/postgres"
+	"settle/ledger/postgres/pgtest"
+	"settle/ledger/sqlite"
+	"settle/web"
+)
+
+// store is what both adapters implement.
+type store interface {
+	ledger.Store
+	auth.TokenStore
+}
+
+type targets map[string]web.Target
+
+func (t targets) Target(name string) (web.Target, bool) { x, ok := t[name]; return x, ok }
+
+var testTargets = targets{
+	"payments": {RetryWindow: 24 * time.Hour, Deadline: time.Hour, Owner: "Payments team"},
+}
+
+// env is one settle HTTP server on loopback over a real store.
+type env struct {
+	t     *testing.T
+	base  string
+	store store
+	token string // bearer token of tenant "acme"
+}
+
+// stores runs fn once per store kind.
+func stores(t *testing.T, fn func(t *testing.T, open func(t *testing.T) store)) {
+	t.Run("SQLite", func(t *testing.T) {
+		fn(t, func(t *testing.T) store {
+			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "settle.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		})
+	})
+	t.Run("Postgres", func(t *testing.T) {
+		fn(t, func(t *testing.T) store {
+			return postgres.New(pgtest.Pool(t, pgtest.Schema(t)), nil)
+		})
+	})
+}
+
+// serve starts the server over s; wrap lets a test decorate the store.
+func serve(t *testing.T, s store, cfg web.Config) *env {
+	t.Helper()
+	if cfg.Store == nil {
+		cfg.Store = s
+	}
+	cfg.Tokens, cfg.Targets = s, testTargets
+	srv := httptest.NewServer(web.New(cfg))
+	t.Cleanup(srv.Close)
+	e := &env{t: t, base: srv.URL, store: s}
+	e.token = e.newToken("acme")
+	return e
+}
+
+func (e *env) newToken(tenant string) string {
+	e.t.Helper()
+	secret, tok, err := auth.NewToken(tenant, time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.store.CreateToken(context.Background(), tok); err != nil {
+		e.t.Fatal(err)
+	}
+	return secret
+}
+
+// response is a decoded reply.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("response is not a JSON object: %s", r.body)
+	}
+	return m
+}
+
+// do sends a request with the env's token (override with headers).
+func (e *env) do(method, path, contentType string, body []byte, header ...string) response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.base+path, bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (e *env) post(body string, header ...string) response {
+	e.t.Helper()
+	return e.do(http.MethodPost, "/api/v1/operations", "application/json", []byte(body), header...)
+}
+
+// wantError checks an error reply's status and code.
+func wantError(t *testing.T, r response, status int, code string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	m := r.json(t)
+	if m["error"] != code || m["message"] == "" {
+		t.Fatalf("error body %s, want error %q with a message", r.body, code)
+	}
+}

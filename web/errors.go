@@ -1,0 +1,84 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/ledger"
+)
+
+// apiError is the JSON body of every API error.
+type apiError struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// statusOf maps a ledger error code to its one HTTP status.
+func statusOf(code ledger.Code) int {
+	switch code {
+	case ledger.EInvalid:
+		return http.StatusUnprocessableEntity
+	case ledger.ENotFound:
+		return http.StatusNotFound
+	case ledger.EPayloadConflict, ledger.EStaleFence, ledger.EInvalidTransition:
+		return http.StatusConflict
+	case ledger.EUnauthorized:
+		return http.StatusUnauthorized
+	case ledger.EForbidden:
+		return http.StatusForbidden
+	}
+	return http.StatusInternalServerError
+}
+
+// httpCodes names the errors the HTTP layer itself raises.
+var httpCodes = map[int]string{
+	http.StatusBadRequest:            "malformed_request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusRequestEntityTooLarge: "body_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusTooManyRequests:       "rate_limited",
+}
+
+// errorHandler is the one place errors become responses. Internal errors
+// are logged once, with the request id, and never shown.
+func (s *server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var (
+		status int
+		body   apiError
+		he     *echo.HTTPError
+	)
+	switch {
+	case errors.As(err, &he):
+		status = he.Code
+		body.Error = httpCodes[status]
+		if body.Error == "" {
+			body.Error = strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+		}
+		if msg, ok := he.Message.(string); ok {
+			body.Message = msg
+		} else {
+			body.Message = http.StatusText(status)
+		}
+	default:
+		code := ledger.ErrorCode(err)
+		status, body.Error, body.Message = statusOf(code), string(code), ledger.ErrorMessage(err)
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "route", c.Path(), "request_id",
+			c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
+		body.Message = "internal error; the request id is in the X-Request-Id header"
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, body)
+}
