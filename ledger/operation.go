@@ -52,6 +52,11 @@ type NewOperation struct {
 	// RetryWindow is the target's documented idempotency-key retention. Zero
 	// (undocumented) means no same-key replay is ever considered safe.
 	RetryWindow time.Duration
+	// Bind, when set, writes the operation's own references into the
+	// payload before it is canonicalised and hashed (for example the remote
+	// key into the field the target's contract names), so the remote object
+	// carries them. It must be deterministic in its inputs.
+	Bind func(payload []byte, remoteKey, tenant string) ([]byte, error)
 }
 
 // Event is one row of the append-only event log. From is empty for the
@@ -100,7 +105,8 @@ func Prepare(n NewOperation, now time.Time) (Operation, error) {
 	if n.Deadline != nil && !n.Deadline.After(now) {
 		return Operation{}, Errorf(EInvalid, "deadline must be in the future")
 	}
-	canonical, hash, err := Canonicalize(n.Payload)
+	remoteKey := uuid.NewString()
+	canonical, hash, err := bindPayload(n, remoteKey)
 	if err != nil {
 		return Operation{}, err
 	}
@@ -113,7 +119,7 @@ func Prepare(n NewOperation, now time.Time) (Operation, error) {
 		Target:      n.Target,
 		Payload:     canonical,
 		PayloadHash: hash,
-		RemoteKey:   uuid.NewString(),
+		RemoteKey:   remoteKey,
 		State:       Prepared,
 		// The window is counted from creation, which is never later than the
 		// first send, so the ledger's idea of it ends no later than the
@@ -129,16 +135,37 @@ func Prepare(n NewOperation, now time.Time) (Operation, error) {
 	return op, nil
 }
 
+// bindPayload applies n.Bind for remoteKey, then canonicalises and hashes.
+func bindPayload(n NewOperation, remoteKey string) (canonical, hash []byte, err error) {
+	payload := n.Payload
+	if n.Bind != nil {
+		if _, _, err := Canonicalize(payload); err != nil {
+			return nil, nil, err
+		}
+		payload, err = n.Bind(payload, remoteKey, n.Tenant)
+		if err != nil {
+			return nil, nil, Errorf(EInvalid, "payload: %s", ErrorMessage(err))
+		}
+	}
+	return Canonicalize(payload)
+}
+
 // CheckSameIntent decides what a repeated creation of an existing intent
-// means: nil when it carries the same target and payload hash (a retry of the
+// means: nil when it carries the same target and payload (a retry of the
 // same request), EPayloadConflict otherwise (rule 2: never silently accept a
-// different payload under the same identity).
-func CheckSameIntent(existing, candidate Operation) error {
-	if existing.Target != candidate.Target {
-		return Errorf(EPayloadConflict, "this intent_ref is already registered for another target; resolve the original operation, then use a new intent_ref")
+// different payload under the same identity). The candidate is bound with
+// the existing operation's remote key so that injected references compare
+// equal. It returns the candidate's hash for the conflict record.
+func CheckSameIntent(existing Operation, n NewOperation) ([]byte, error) {
+	_, hash, err := bindPayload(n, existing.RemoteKey)
+	if err != nil {
+		return nil, err
 	}
-	if !bytes.Equal(existing.PayloadHash, candidate.PayloadHash) {
-		return Errorf(EPayloadConflict, "this intent_ref is already registered with a different payload; resolve the original operation, then use a new intent_ref")
+	if existing.Target != n.Target {
+		return hash, Errorf(EPayloadConflict, "this intent_ref is already registered for another target; resolve the original operation, then use a new intent_ref")
 	}
-	return nil
+	if !bytes.Equal(existing.PayloadHash, hash) {
+		return hash, Errorf(EPayloadConflict, "this intent_ref is already registered with a different payload; resolve the original operation, then use a new intent_ref")
+	}
+	return hash, nil
 }

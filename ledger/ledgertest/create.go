@@ -2,6 +2,7 @@ package ledgertest
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,38 @@ func testCreate(t *testing.T, h Harness) {
 		_, err = f.store.Claim(f.ctx, first.Tenant, first.ID, changedHash, time.Minute)
 		wantCode(t, err, ledger.EPayloadConflict)
 		sameOp(t, first, f.get(first))
+	})
+
+	// A contract's reference field: the remote key is written into the
+	// payload before hashing, and a retried creation still matches.
+	t.Run("BoundReference", func(t *testing.T) {
+		f := setup(t, h)
+		n := f.newOp("acme")
+		n.Payload = []byte(`{"amount":7,"metadata":{"note":"x"}}`)
+		n.Bind = func(p []byte, key, tenant string) ([]byte, error) {
+			var m map[string]any
+			if err := json.Unmarshal(p, &m); err != nil {
+				return nil, err
+			}
+			m["metadata"].(map[string]any)["ref"] = key
+			m["metadata"].(map[string]any)["tenant"] = tenant
+			return json.Marshal(m)
+		}
+		op, _, err := f.store.Create(f.ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"amount":7,"metadata":{"note":"x","ref":"` + op.RemoteKey + `","tenant":"acme"}}`
+		if string(op.Payload) != want {
+			t.Fatalf("payload %s, want %s", op.Payload, want)
+		}
+		again, created, err := f.store.Create(f.ctx, n)
+		if err != nil || created || again.ID != op.ID {
+			t.Fatalf("retry: created=%v err=%v", created, err)
+		}
+		n.Payload = []byte(`{"amount":8,"metadata":{"note":"x"}}`)
+		_, _, err = f.store.Create(f.ctx, n)
+		wantCode(t, err, ledger.EPayloadConflict)
 	})
 
 	t.Run("SameIntentOtherTarget", func(t *testing.T) {

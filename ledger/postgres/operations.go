@@ -126,14 +126,18 @@ func (s *Store) create(ctx context.Context, q querier, n ledger.NewOperation) (l
 	if err != nil {
 		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
 	}
-	if conflict := ledger.CheckSameIntent(existing, op); conflict != nil {
+	rejected, conflict := ledger.CheckSameIntent(existing, n)
+	if ledger.ErrorCode(conflict) == ledger.EPayloadConflict {
 		_, err := q.Exec(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type,
 			intent_ref, stored_hash, rejected_hash, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
-			op.PayloadHash, op.CreatedAt)
+			rejected, op.CreatedAt)
 		if err != nil {
 			return ledger.Operation{}, false, fmt.Errorf("create: record conflict: %w", err)
 		}
+		return ledger.Operation{}, false, conflict
+	}
+	if conflict != nil {
 		return ledger.Operation{}, false, conflict
 	}
 	return existing, false, nil

@@ -32,13 +32,14 @@ FROM generate_series(1, 200000) g`)
 		t.Fatal(err)
 	}
 	for name, stmt := range map[string]string{
-		"ById":        `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND operation_id = '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11'`,
-		"ByIntent":    `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND intent_ref = 'intent-51'`,
-		"ByRemoteRef": `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND remote_ref = 'ref-51'`,
-		"ByRemoteKey": `SELECT * FROM operation_ledger WHERE remote_key = '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11'`,
-		"Claimable":   `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'PREPARED' ORDER BY created_at LIMIT 100 FOR UPDATE SKIP LOCKED`,
-		"Expired":     `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'IN_FLIGHT' AND lease_expires_at <= now() LIMIT 1000`,
-		"DueUnknown":  `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'UNKNOWN' AND next_reconcile_at <= now() ORDER BY next_reconcile_at LIMIT 100`,
+		"ById":         `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND operation_id = '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11'`,
+		"ByIntent":     `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND intent_ref = 'intent-51'`,
+		"ByRemoteRef":  `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND remote_ref = 'ref-51'`,
+		"ByRemoteKey":  `SELECT * FROM operation_ledger WHERE remote_key = '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11'`,
+		"Claimable":    `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'PREPARED' ORDER BY created_at LIMIT 100 FOR UPDATE SKIP LOCKED`,
+		"Expired":      `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'IN_FLIGHT' AND lease_expires_at <= now() LIMIT 1000`,
+		"TenantNewest": `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND (created_at, operation_id) < (now(), '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11') ORDER BY created_at DESC, operation_id DESC LIMIT 51`,
+		"DueUnknown":   `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'UNKNOWN' AND next_reconcile_at <= now() ORDER BY next_reconcile_at LIMIT 100`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			rows, err := pool.Query(ctx, "EXPLAIN "+stmt)

@@ -125,12 +125,17 @@ func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Opera
 		if err != nil {
 			return err
 		}
-		if conflict = ledger.CheckSameIntent(existing, op); conflict != nil {
+		var rejected []byte
+		rejected, conflict = ledger.CheckSameIntent(existing, n)
+		if ledger.ErrorCode(conflict) == ledger.EPayloadConflict {
 			_, err := tx.ExecContext(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id,
 				operation_type, intent_ref, stored_hash, rejected_hash, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 				existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
-				op.PayloadHash, micros(op.CreatedAt))
+				rejected, micros(op.CreatedAt))
 			return err
+		}
+		if conflict != nil {
+			return nil
 		}
 		out = existing
 		return nil
