@@ -279,6 +279,44 @@ func testSweepAndLease(t *testing.T, h Harness) {
 		}
 	})
 
+	// One tenant's backlog must not starve another tenant's few.
+	t.Run("LeaseIsFairAcrossTenants", func(t *testing.T) {
+		f := setup(t, h)
+		for i := 0; i < 1000; i++ {
+			f.create("big")
+		}
+		f.clk.Advance(time.Second) // the small tenant's work is younger
+		for i := 0; i < 10; i++ {
+			f.create("small")
+		}
+		for {
+			got, err := f.store.ClaimBatch(f.ctx, 500, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 {
+				break
+			}
+		}
+		f.clk.Advance(2 * time.Minute)
+		if n, err := f.store.SweepExpired(f.ctx); err != nil || n != 1010 {
+			t.Fatalf("swept %d, %v", n, err)
+		}
+		leased, err := f.store.LeaseUnknown(f.ctx, 50, time.Minute)
+		if err != nil || len(leased) != 50 {
+			t.Fatalf("leased %d, %v", len(leased), err)
+		}
+		small := 0
+		for _, op := range leased {
+			if op.Tenant == "small" {
+				small++
+			}
+		}
+		if small != 10 {
+			t.Fatalf("first batch of 50 held %d of the small tenant's 10 operations", small)
+		}
+	})
+
 	// Scenario 3 of the paper: the lease that expired and was handed out
 	// again. Here the expired lease goes to UNKNOWN, and the stalled worker's
 	// late result is discarded.

@@ -220,17 +220,23 @@ const sweepChunk = 1000
 // LeaseUnknown implements ledger.Store. The lease moves next_reconcile_at to
 // the lease's end, so a reconciler that dies simply makes the operation due
 // again when its lease runs out.
+//
+// Picking is fair across tenants: due operations are ranked within their
+// tenant and taken rank by rank, so a tenant with ten thousand due operations
+// gets no more of a batch than one with ten until the smaller runs out.
 func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
 	if lease <= 0 || n <= 0 {
 		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
 	}
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
-WITH picked AS (
-	SELECT tenant_id, operation_id FROM operation_ledger
+WITH due AS (
+	SELECT tenant_id, operation_id, next_reconcile_at,
+		row_number() OVER (PARTITION BY tenant_id ORDER BY next_reconcile_at) AS rank
+	FROM operation_ledger
 	WHERE state = 'UNKNOWN' AND next_reconcile_at <= $1
-	ORDER BY next_reconcile_at LIMIT $2
-	FOR UPDATE SKIP LOCKED
+), picked AS (
+	SELECT tenant_id, operation_id FROM due ORDER BY rank, next_reconcile_at LIMIT $2
 )
 UPDATE operation_ledger o SET fence_token = o.fence_token + 1, lease_expires_at = $3,
 	next_reconcile_at = $3, updated_at = $1

@@ -185,7 +185,7 @@ func (s *Store) SweepExpired(ctx context.Context) (int, error) {
 }
 
 // LeaseUnknown implements ledger.Store. As on PostgreSQL, the lease moves
-// next_reconcile_at to its end.
+// next_reconcile_at to its end and picking is fair across tenants.
 func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
 	if lease <= 0 || n <= 0 {
 		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
@@ -197,9 +197,12 @@ func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([
 		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET
 			fence_token = fence_token + 1, lease_expires_at = ?1, next_reconcile_at = ?1, updated_at = ?2
 			WHERE (tenant_id, operation_id) IN (
-				SELECT tenant_id, operation_id FROM operation_ledger
-				WHERE state = 'UNKNOWN' AND next_reconcile_at <= ?2
-				ORDER BY next_reconcile_at LIMIT ?3)
+				SELECT tenant_id, operation_id FROM (
+					SELECT tenant_id, operation_id, next_reconcile_at,
+						row_number() OVER (PARTITION BY tenant_id ORDER BY next_reconcile_at) AS rank
+					FROM operation_ledger
+					WHERE state = 'UNKNOWN' AND next_reconcile_at <= ?2)
+				ORDER BY rank, next_reconcile_at LIMIT ?3)
 			RETURNING `+cols, micros(now.Add(lease)), micros(now), n))
 		return err
 	})
