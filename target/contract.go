@@ -1,0 +1,290 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Outcome is what one HTTP status from a create call means, per the
+// target's documentation. It is a fact about the response only: settle
+// records SUCCEEDED only after RemoteID and Mismatches also agree.
+type Outcome string
+
+// The five outcomes of the paper's observation table.
+const (
+	// Succeeded: the target reports it completed the operation.
+	Succeeded Outcome = "succeeded"
+	// AcceptedPending: the target accepted work; completion is not confirmed.
+	AcceptedPending Outcome = "accepted_pending"
+	// RejectedWithoutSideEffect: the target documents that this response
+	// happens before any side effect. Only such rows may end FAILED_TERMINAL.
+	RejectedWithoutSideEffect Outcome = "rejected_without_side_effect"
+	// InProgress: another attempt with the same key is still executing.
+	InProgress Outcome = "in_progress"
+	// Unknown: nothing reliable; the operation must be reconciled.
+	Unknown Outcome = "unknown"
+)
+
+var outcomeNames = []string{string(Succeeded), string(AcceptedPending), string(RejectedWithoutSideEffect), string(InProgress), string(Unknown)}
+
+// Class is one of the paper's reconciliation capability classes.
+type Class string
+
+// Capability classes; a target may have several, or only D.
+const (
+	ClassA Class = "A" // same-key replay inside a documented retention window
+	ClassB Class = "B" // lookup by settle's own reference
+	ClassC Class = "C" // target-side conditional update (e.g. If-Match)
+	ClassD Class = "D" // none of the above: unresolved operations escalate
+)
+
+// Idempotency mismatch and concurrency behaviours a contract can record.
+const (
+	MismatchRejected        = "rejected"         // same key, different payload: an error
+	MismatchReplaysOriginal = "replays_original" // same key, different payload: the original's response
+	ConcurrentConflict      = "conflict"         // same key while executing: an error status
+	ConcurrentWaits         = "waits"            // same key while executing: waits for the first
+	Undocumented            = "undocumented"     // the vendor does not say; the default
+)
+
+// Contract is one target's validated contract. Durations are parsed, the
+// status table is compiled and every default is already applied, so callers
+// read facts, never YAML.
+type Contract struct {
+	Name          string
+	Owner         Owner
+	Documentation Documentation
+	BaseURL       string        // absolute http(s) URL without a trailing slash
+	Timeout       time.Duration // client timeout per request
+	Deadline      time.Duration // default operation deadline; past it, unresolved operations escalate
+	Create        Endpoint
+
+	ReferenceField string // dotted JSON path where settle writes the operation's remote key; "" = none
+	TenantField    string // dotted JSON path where settle writes the tenant; "" = none
+
+	Idempotency       *Idempotency       // nil: the target documents no idempotency key
+	Lookup            *Lookup            // nil: no lookup; unresolved operations escalate
+	ConditionalUpdate *ConditionalUpdate // nil: no target-side preconditions
+
+	// LateRequestsRejected: the target documents that a request arriving
+	// after the operation's deadline is rejected (absence rule 2).
+	LateRequestsRejected bool
+
+	Outcomes []OutcomeRule // in file order; Status normalised ("409", "4xx")
+	Response Response
+	Webhook  *Webhook // nil: no webhooks from this target
+}
+
+// Owner is the team that owns the target's contract and its escalations.
+type Owner struct {
+	Team              string
+	EscalationContact string
+}
+
+// Documentation is where the contract's facts come from (go/no-go control 1).
+type Documentation struct {
+	URL     string
+	Checked time.Time // the date someone last checked the documentation
+}
+
+// Endpoint is an HTTP method and a path below the base URL.
+type Endpoint struct {
+	Method string
+	Path   string
+}
+
+// Idempotency is the target's documented idempotency-key behaviour.
+type Idempotency struct {
+	Header     string        // request header carrying the key
+	Scope      string        // what the vendor says keys are unique within; "" = undocumented
+	Retention  time.Duration // documented key retention; 0 = window zero
+	Mismatch   string        // MismatchRejected, MismatchReplaysOriginal or Undocumented
+	Concurrent string        // ConcurrentConflict, ConcurrentWaits or Undocumented
+}
+
+// Lookup is how to ask the target for an operation's real state.
+type Lookup struct {
+	Method           string        // always GET: the reconciler repeats lookups freely
+	Path             string        // may contain {reference} and {remote_ref}
+	ResultsField     string        // dotted path to the array of results; "" = the body is one object
+	ReadAfterWrite   bool          // documented read-after-write consistency
+	PropagationLimit time.Duration // documented propagation limit; 0 = none documented
+}
+
+// NeedsRemoteRef reports whether the lookup path needs the target's own
+// object id, which settle knows only after a response carried it.
+func (l *Lookup) NeedsRemoteRef() bool { return strings.Contains(l.Path, "{remote_ref}") }
+
+// ConditionalUpdate is the target's precondition header (class C).
+type ConditionalUpdate struct {
+	Header string
+}
+
+// OutcomeRule is one row of the status → outcome table.
+type OutcomeRule struct {
+	Status        string // an exact code ("409") or a class ("4xx")
+	Outcome       Outcome
+	Documentation string // URL that documents the row; required for some rows
+}
+
+// Response says how to read a remote object.
+type Response struct {
+	IDField string   // dotted path of the remote object id
+	Match   []string // dotted paths that must equal the approved payload's
+}
+
+// Webhook describes inbound events. It holds the name of the environment
+// variable with the secret, never the secret.
+type Webhook struct {
+	SecretEnv string
+	Tolerance time.Duration // accepted clock difference of signed timestamps
+}
+
+// rule finds the row for status. It scans the rows rather than a compiled
+// index so that a Contract built in code behaves exactly like its Outcomes;
+// tables are a handful of rows. Parse has normalised every Status.
+func (c *Contract) rule(status int) (OutcomeRule, bool) {
+	exact, class := strconv.Itoa(status), strconv.Itoa(status/100)+"xx"
+	var byClass *OutcomeRule
+	for i, r := range c.Outcomes {
+		switch {
+		case r.Status == exact:
+			return r, true
+		case r.Status == class && status >= 200 && status <= 599 && byClass == nil:
+			byClass = &c.Outcomes[i]
+		}
+	}
+	if byClass != nil {
+		return *byClass, true
+	}
+	return OutcomeRule{}, false
+}
+
+// Classify maps a create response's status to an outcome: an exact row
+// beats a class row, and an unmapped status is Unknown (the safe default,
+// which covers every 5xx and 2xx the contract does not mention).
+func (c *Contract) Classify(status int) Outcome {
+	if r, ok := c.rule(status); ok {
+		return r.Outcome
+	}
+	return Unknown
+}
+
+// Cites returns the documentation URL of the row Classify used for status,
+// or "" when the row cites none or no row applies. It belongs in evidence.
+func (c *Contract) Cites(status int) string {
+	r, _ := c.rule(status)
+	return r.Documentation
+}
+
+// replay reports class A: a documented key, a retention window and a
+// documented rejection of changed payloads under the same key.
+func (c *Contract) replay() bool {
+	i := c.Idempotency
+	return i != nil && i.Retention > 0 && i.Mismatch == MismatchRejected
+}
+
+// HasLookup reports class B: the target can be asked for an operation by
+// settle's own reference alone, which is all settle has after a timeout.
+func (c *Contract) HasLookup() bool { return c.Lookup != nil && !c.Lookup.NeedsRemoteRef() }
+
+// HasConditional reports class C.
+func (c *Contract) HasConditional() bool { return c.ConditionalUpdate != nil }
+
+// Classes returns the target's capability classes in order; ClassD alone
+// when it has none of A, B and C.
+func (c *Contract) Classes() []Class {
+	var cs []Class
+	if c.replay() {
+		cs = append(cs, ClassA)
+	}
+	if c.HasLookup() {
+		cs = append(cs, ClassB)
+	}
+	if c.HasConditional() {
+		cs = append(cs, ClassC)
+	}
+	if len(cs) == 0 {
+		cs = append(cs, ClassD)
+	}
+	return cs
+}
+
+// RetryWindow is the same-key replay window to store with a new operation:
+// the documented retention for a class A target, zero otherwise.
+func (c *Contract) RetryWindow() time.Duration {
+	if !c.replay() {
+		return 0
+	}
+	return c.Idempotency.Retention
+}
+
+// CanReplay reports whether a same-key replay with the identical payload is
+// safe at now, given the operation's window end (created_at + RetryWindow).
+// Measuring the window from creation rather than from the target's receipt
+// ends it early, which is the safe side.
+func (c *Contract) CanReplay(now, windowEnd time.Time) bool {
+	return c.replay() && now.Before(windowEnd)
+}
+
+// CreateURL returns the method and absolute URL of the create call.
+func (c *Contract) CreateURL() (method, u string) {
+	return c.Create.Method, c.BaseURL + c.Create.Path
+}
+
+// LookupURL returns the method and absolute URL of a lookup, with
+// {reference} and {remote_ref} expanded and escaped for where they stand
+// (path segment or query value). It returns "", "" when the contract has no
+// lookup; when Lookup.NeedsRemoteRef, call it only with a remote ref.
+func (c *Contract) LookupURL(reference, remoteRef string) (method, u string) {
+	if c.Lookup == nil {
+		return "", ""
+	}
+	p, q, hasQuery := strings.Cut(c.Lookup.Path, "?")
+	p = strings.NewReplacer("{reference}", pathEscape(reference), "{remote_ref}", pathEscape(remoteRef)).Replace(p)
+	if hasQuery {
+		q = strings.NewReplacer("{reference}", url.QueryEscape(reference), "{remote_ref}", url.QueryEscape(remoteRef)).Replace(q)
+		p += "?" + q
+	}
+	return c.Lookup.Method, c.BaseURL + p
+}
+
+// pathEscape also escapes a value of "." or "..", which PathEscape leaves
+// alone and a server or proxy would read as a step up the path.
+func pathEscape(s string) string {
+	if s == "." || s == ".." {
+		return strings.ReplaceAll(s, ".", "%2E")
+	}
+	return url.PathEscape(s)
+}
+
+// WebhookSecret reads the webhook secret from the environment variable the
+// contract names, through getenv (os.Getenv in production). The error names
+// the variable, never a value.
+func (c *Contract) WebhookSecret(getenv func(string) string) ([]byte, error) {
+	if c.Webhook == nil {
+		return nil, fmt.Errorf("target %s: no webhook in its contract", c.Name)
+	}
+	if getenv == nil {
+		return nil, errors.New("target: WebhookSecret needs a getenv function")
+	}
+	v := getenv(c.Webhook.SecretEnv)
+	if strings.TrimSpace(v) == "" {
+		return nil, fmt.Errorf("target %s: webhook secret environment variable %s is not set", c.Name, c.Webhook.SecretEnv)
+	}
+	return []byte(v), nil
+}
+
+// String names the target, its classes and its owner. A contract never
+// holds secret values, so nothing here can leak one.
+func (c *Contract) String() string {
+	cs := make([]string, 0, 4)
+	for _, k := range c.Classes() {
+		cs = append(cs, string(k))
+	}
+	return fmt.Sprintf("target %s (class %s; owner %s)", c.Name, strings.Join(cs, ","), c.Owner.Team)
+}

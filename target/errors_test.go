@@ -1,0 +1,223 @@
+package target
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// replace returns base with old replaced by new once, and extra appended.
+func replace(old, new, extra string) string {
+	if !strings.Contains(base, old) {
+		panic("base has no " + old)
+	}
+	return strings.Replace(base, old, new, 1) + extra
+}
+
+// Every validation rule, each asserting the exact "file:line: field:
+// message" lines. Lines appended to base start at line 9.
+func TestParse_Errors(t *testing.T) {
+	all := strings.Join(targetFields, ", ")
+	second := strings.Replace(strings.TrimPrefix(base, "targets:\n"), "name: t1", "name: T1", 1)
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		// The file as a whole.
+		{"empty file", "", []string{"c.yaml: the file is empty; it needs a targets list"}},
+		{"only a comment", "# nothing yet\n", []string{"c.yaml: the file is empty; it needs a targets list"}},
+		{"two documents", base + "---\ntargets: []\n", []string{"c.yaml:10: holds more than one YAML document; put every target in one targets list"}},
+		{"top level is a list", "- payments\n", []string{"c.yaml:1: must be a mapping with the fields targets, not a list"}},
+		{"unknown top-level field", "target:\n  - name: t1\n", []string{
+			"c.yaml:1: target: unknown field (allowed here: targets)",
+			"c.yaml:1: targets: required"}},
+		{"no targets", "targets: []\n", []string{"c.yaml:1: targets: needs at least one target"}},
+		{"targets not a list", "targets: {name: t1}\n", []string{"c.yaml:1: targets: must be a list, not a mapping"}},
+		{"target not a mapping", "targets:\n  - payments\n", []string{"c.yaml:2: targets[0]: must be a mapping with the fields " + all + ", not a single value"}},
+		{"unknown target field", edit("    timeuot: 5s\n"), []string{"c.yaml:9: targets[0].timeuot: unknown field (allowed here: " + all + ")"}},
+		{"unknown nested field", edit("    idempotency:\n      header: Idempotency-Key\n      retension: 24h\n"), []string{
+			"c.yaml:11: targets[0].idempotency.retension: unknown field (allowed here: header, scope, retention, mismatch, concurrent)"}},
+		{"empty value", edit("    lookup:\n"), []string{"c.yaml:9: targets[0].lookup: is empty; give a value or remove the field"}},
+		{"anchor", replace("owner: {", "owner: &o {", ""), []string{"c.yaml:3: targets[0].owner: anchors, aliases and tags are not supported; write the value out"}},
+		{"tag", edit("    timeout: !!str 10s\n"), []string{"c.yaml:9: targets[0].timeout: anchors, aliases and tags are not supported; write the value out"}},
+		{"merge key", edit("    <<: {timeout: 5s}\n"), []string{"c.yaml:9: targets[0]: merge keys (<<) are not supported; write the fields out"}},
+
+		// name
+		{"name missing", replace("name: t1", "nome: t1", ""), []string{
+			"c.yaml:2: targets[0].nome: unknown field (allowed here: " + all + ")",
+			"c.yaml:2: targets[0].name: required"}},
+		{"name invalid", replace("name: t1", "name: ../x", ""), []string{
+			`c.yaml:2: targets[0].name: "../x" is not a valid name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)`}},
+		{"name not text", replace("name: t1", "name: 42", ""), []string{"c.yaml:2: targets[0].name: must be text (quote it)"}},
+		{"duplicate name ignoring case", base + second, []string{"c.yaml:9: targets[1].name: duplicate name; targets[0] on line 2 already uses it"}},
+
+		// owner and documentation (control 1)
+		{"owner missing", edit("", "owner"), []string{"c.yaml:2: targets[0].owner: required"}},
+		{"owner contact missing", replace("owner: {team: T, escalation_contact: t@example.com}", "owner: {team: T}", ""), []string{
+			"c.yaml:3: targets[0].owner.escalation_contact: required"}},
+		{"owner team empty", replace("owner: {team: T,", `owner: {team: " ",`, ""), []string{
+			"c.yaml:3: targets[0].owner.team: is empty; give a value or remove the field"}},
+		{"documentation missing", edit("", "documentation"), []string{"c.yaml:2: targets[0].documentation: required"}},
+		{"documentation url and date wrong", replace(`documentation: {url: "https://docs.example.com/t", checked: 2026-11-01}`,
+			`documentation: {url: "ftp://docs.example.com/t", checked: 1 Nov 2026}`, ""), []string{
+			"c.yaml:4: targets[0].documentation.url: must be an absolute http or https URL without user info",
+			`c.yaml:4: targets[0].documentation.checked: "1 Nov 2026" is not a date (use YYYY-MM-DD)`}},
+		{"documentation date missing", replace(`, checked: 2026-11-01}`, "}", ""), []string{"c.yaml:4: targets[0].documentation.checked: required"}},
+
+		// base_url, timeout, deadline, create
+		{"base_url missing", edit("", "base_url"), []string{"c.yaml:2: targets[0].base_url: required"}},
+		{"base_url with credentials", replace("base_url: http://127.0.0.1:9090", `base_url: "https://user:s3cret@api.example.com"`, ""), []string{
+			"c.yaml:5: targets[0].base_url: must be an absolute http or https URL without user info, query or fragment"}},
+		{"base_url with query", replace("base_url: http://127.0.0.1:9090", `base_url: "http://api.example.com/?v=1"`, ""), []string{
+			"c.yaml:5: targets[0].base_url: must be an absolute http or https URL without user info, query or fragment"}},
+		{"timeout not a duration", edit("    timeout: ten seconds\n"), []string{`c.yaml:9: targets[0].timeout: "ten seconds" is not a duration (use e.g. 24h)`}},
+		{"timeout zero", edit("    timeout: 0s\n"), []string{"c.yaml:9: targets[0].timeout: must be more than 0s and at most 2m0s"}},
+		{"timeout too long", edit("    timeout: 3m\n"), []string{"c.yaml:9: targets[0].timeout: must be more than 0s and at most 2m0s"}},
+		{"deadline missing", edit("", "deadline"), []string{"c.yaml:2: targets[0].deadline: required"}},
+		{"deadline not a duration", replace("deadline: 24h", "deadline: 1 day", ""), []string{`c.yaml:6: targets[0].deadline: "1 day" is not a duration (use e.g. 24h)`}},
+		{"deadline within timeout", replace("deadline: 24h", "deadline: 1m", "    timeout: 2m\n"), []string{"c.yaml:6: targets[0].deadline: must be longer than the timeout (2m0s)"}},
+		{"create missing", edit("", "create"), []string{"c.yaml:2: targets[0].create: required"}},
+		{"create method and placeholder", replace("create: {method: POST, path: /v1/things}", `create: {method: GET, path: "/v1/{reference}"}`, ""), []string{
+			`c.yaml:7: targets[0].create.method: "GET" is not one of POST, PUT, PATCH, DELETE`,
+			"c.yaml:7: targets[0].create.path: takes no placeholders"}},
+		{"create path relative", replace("path: /v1/things", "path: v1/things", ""), []string{"c.yaml:7: targets[0].create.path: must start with a single /"}},
+		{"create path with space", replace("path: /v1/things", `path: "/v1/some things"`, ""), []string{
+			"c.yaml:7: targets[0].create.path: is not a valid URL path (escape spaces; no fragment)"}},
+
+		// reference and tenant fields
+		{"reference_field not a path", edit("    reference_field: metadata..ref\n"), []string{
+			`c.yaml:9: targets[0].reference_field: "metadata..ref" is not a dotted field path (e.g. metadata.settle_ref)`}},
+		{"tenant_field overlaps", replace("match: [amount]", "match: [amount, metadata, metadata.tenant]", "    reference_field: metadata\n    tenant_field: metadata.tenant\n"), []string{
+			"c.yaml:10: targets[0].tenant_field: overlaps reference_field; settle writes both, so they must be separate fields"}},
+
+		// idempotency
+		{"idempotency header missing", edit("    idempotency: {retention: 24h}\n"), []string{"c.yaml:9: targets[0].idempotency.header: required"}},
+		{"idempotency header invalid", edit(`    idempotency: {header: "Idempotency Key"}` + "\n"), []string{
+			`c.yaml:9: targets[0].idempotency.header: "Idempotency Key" is not an HTTP header name`}},
+		{"retention not a duration", edit("    idempotency: {header: K, retention: 1 day}\n"), []string{
+			`c.yaml:9: targets[0].idempotency.retention: "1 day" is not a duration (use e.g. 24h)`}},
+		{"retention negative", edit("    idempotency: {header: K, retention: -1h}\n"), []string{"c.yaml:9: targets[0].idempotency.retention: must not be negative"}},
+		{"mismatch unknown", edit("    idempotency: {header: K, mismatch: errors}\n"), []string{
+			`c.yaml:9: targets[0].idempotency.mismatch: "errors" is not one of rejected, replays_original, undocumented`}},
+		{"concurrent unknown", edit("    idempotency: {header: K, concurrent: queue}\n"), []string{
+			`c.yaml:9: targets[0].idempotency.concurrent: "queue" is not one of conflict, waits, undocumented`}},
+		{"concurrent conflict without in_progress row", edit("    idempotency: {header: K, concurrent: conflict}\n"), []string{
+			"c.yaml:2: targets[0].outcomes: idempotency.concurrent is conflict, so map the status the target returns for it to in_progress"}},
+
+		// lookup
+		{"lookup path missing", edit("    lookup: {method: GET}\n"), []string{"c.yaml:9: targets[0].lookup.path: required"}},
+		{"lookup method not GET", edit(`    lookup: {method: POST, path: "/x/{remote_ref}"}` + "\n"), []string{`c.yaml:9: targets[0].lookup.method: "POST" is not one of GET`}},
+		{"lookup without placeholder", edit("    lookup: {path: /v1/things}\n"), []string{"c.yaml:9: targets[0].lookup.path: must contain {reference} or {remote_ref}"}},
+		{"lookup unknown placeholder", edit(`    lookup: {path: "/v1/things/{ref}"}` + "\n"), []string{
+			"c.yaml:9: targets[0].lookup.path: may contain only the placeholders {reference} and {remote_ref}"}},
+		{"lookup reference never sent", edit(`    lookup: {path: "/v1/things?ref={reference}"}` + "\n"), []string{
+			"c.yaml:9: targets[0].lookup.path: uses {reference}, but settle sends the reference only through reference_field or the idempotency header; set one"}},
+		{"propagation_limit zero", edit(`    lookup: {path: "/t/{remote_ref}", propagation_limit: 0s}` + "\n"), []string{
+			"c.yaml:9: targets[0].lookup.propagation_limit: must be more than 0s; remove it if none is documented, or set read_after_write: true"}},
+		{"results_field not a path", edit(`    lookup: {path: "/t/{remote_ref}", results_field: "data[0]"}` + "\n"), []string{
+			`c.yaml:9: targets[0].lookup.results_field: "data[0]" is not a dotted field path (e.g. metadata.settle_ref)`}},
+		{"read_after_write not a bool", edit(`    lookup: {path: "/t/{remote_ref}", read_after_write: "yes"}` + "\n"), []string{
+			"c.yaml:9: targets[0].lookup.read_after_write: must be true or false"}},
+
+		// conditional update, late requests
+		{"conditional header missing", edit("    conditional_update: {}\n"), []string{"c.yaml:9: targets[0].conditional_update.header: required"}},
+		{"late_requests_rejected not a bool", edit("    late_requests_rejected: 1\n"), []string{"c.yaml:9: targets[0].late_requests_rejected: must be true or false"}},
+
+		// outcomes
+		{"outcomes not a list", edit("    outcomes: {status: 201}\n"), []string{"c.yaml:9: targets[0].outcomes: must be a list, not a mapping"}},
+		{"bad outcome rows, all reported", edit(`    outcomes:
+      - {status: 4x, outcome: unknown}
+      - {status: 600, outcome: unknown}
+      - {status: 201, outcome: succeeded}
+      - {status: "201", outcome: unknown}
+      - {status: 202, outcome: done}
+      - {status: 203}
+      - {outcome: unknown, note: x}
+`), []string{
+			`c.yaml:10: targets[0].outcomes[0].status: "4x" is not a status (use a code 200-599 such as 409, or a class 2xx-5xx such as 4xx)`,
+			`c.yaml:11: targets[0].outcomes[1].status: "600" is not a status (use a code 200-599 such as 409, or a class 2xx-5xx such as 4xx)`,
+			"c.yaml:13: targets[0].outcomes[3].status: 201 is mapped twice (also on line 12)",
+			`c.yaml:14: targets[0].outcomes[4].outcome: "done" is not one of succeeded, accepted_pending, rejected_without_side_effect, in_progress, unknown`,
+			"c.yaml:15: targets[0].outcomes[5].outcome: required",
+			"c.yaml:16: targets[0].outcomes[6].note: unknown field (allowed here: status, outcome, documentation)",
+			"c.yaml:16: targets[0].outcomes[6].status: required"}},
+		{"rejected needs documentation", edit("    outcomes: [{status: 400, outcome: rejected_without_side_effect}]\n"), []string{
+			"c.yaml:9: targets[0].outcomes[0].documentation: required for rejected_without_side_effect: cite where the target documents that 400 happens before any side effect"}},
+		{"rejected class needs documentation", edit("    outcomes: [{status: 4XX, outcome: rejected_without_side_effect}]\n"), []string{
+			"c.yaml:9: targets[0].outcomes[0].documentation: required for rejected_without_side_effect: cite where the target documents that 4xx happens before any side effect"}},
+		{"documentation not a URL", edit(`    outcomes: [{status: 400, outcome: rejected_without_side_effect, documentation: "see the docs"}]` + "\n"), []string{
+			"c.yaml:9: targets[0].outcomes[0].documentation: must be an absolute http or https URL without user info"}},
+		{"5xx needs documentation", edit("    outcomes: [{status: 5xx, outcome: in_progress}]\n"), []string{
+			"c.yaml:9: targets[0].outcomes[0].documentation: required to map 5xx to in_progress: a 5xx is unknown unless the target documents otherwise"}},
+		{"503 needs documentation", edit("    outcomes: [{status: 503, outcome: rejected_without_side_effect}]\n"), []string{
+			"c.yaml:9: targets[0].outcomes[0].documentation: required for rejected_without_side_effect: cite where the target documents that 503 happens before any side effect"}},
+		{"succeeded only for 2xx", edit("    outcomes: [{status: 409, outcome: succeeded}, {status: 3xx, outcome: accepted_pending}]\n"), []string{
+			"c.yaml:9: targets[0].outcomes[0].outcome: succeeded is only possible for a 2xx status",
+			"c.yaml:9: targets[0].outcomes[1].outcome: accepted_pending is only possible for a 2xx status"}},
+
+		// response
+		{"response missing", edit("", "response"), []string{"c.yaml:2: targets[0].response: required"}},
+		{"response empty", replace("response: {id_field: id, match: [amount]}", "response: {match: []}", ""), []string{
+			"c.yaml:8: targets[0].response.id_field: required",
+			"c.yaml:8: targets[0].response.match: needs at least one field; matching nothing would accept any object"}},
+		{"match entries", replace("match: [amount]", `match: [amount, amount, "a..b", 5]`, ""), []string{
+			"c.yaml:8: targets[0].response.match[1]: amount is listed twice",
+			`c.yaml:8: targets[0].response.match[2]: "a..b" is not a dotted field path (e.g. metadata.settle_ref)`,
+			"c.yaml:8: targets[0].response.match[3]: must be a dotted field path"}},
+		{"match must carry reference and tenant", edit("    reference_field: metadata.ref\n    tenant_field: metadata.tenant\n"), []string{
+			"c.yaml:8: targets[0].response.match: must include metadata.ref, which settle writes into the payload",
+			"c.yaml:8: targets[0].response.match: must include metadata.tenant, which settle writes into the payload"}},
+
+		// webhook
+		{"webhook secret_env missing", edit("    webhook: {tolerance: 5m}\n"), []string{"c.yaml:9: targets[0].webhook.secret_env: required"}},
+		{"webhook secret pasted in", edit("    webhook: {secret_env: whsec_9f8e7d6c5b4a}\n"), []string{
+			"c.yaml:9: targets[0].webhook.secret_env: must name an environment variable (A-Z, 0-9, _), never hold the secret itself"}},
+		{"webhook tolerance", edit("    webhook: {secret_env: X, tolerance: 2h}\n"), []string{
+			"c.yaml:9: targets[0].webhook.tolerance: must be more than 0s and at most 1h0m0s"}},
+
+		// Problems in several targets are all reported.
+		{"errors in two targets", replace("deadline: 24h", "deadline: 1 day", strings.Replace(second, "name: T1", "name: t2", 1)+"    timeout: 1 min\n"), []string{
+			`c.yaml:6: targets[0].deadline: "1 day" is not a duration (use e.g. 24h)`,
+			`c.yaml:16: targets[1].timeout: "1 min" is not a duration (use e.g. 24h)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse("c.yaml", []byte(tt.yaml))
+			if s != nil {
+				t.Error("Parse returned a Set along with errors")
+			}
+			if got := messages(err); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("errors:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestParse_SyntaxErrors(t *testing.T) {
+	tests := []struct{ name, yaml, prefix string }{
+		{"unclosed flow", "targets:\n  - name: [\n", "c.yaml:2: not valid YAML: "},
+		{"duplicate key", edit("    deadline: 1h\n"), `c.yaml:9: not valid YAML: mapping key "deadline" already defined`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("c.yaml", []byte(tt.yaml))
+			got := messages(err)
+			if len(got) != 1 || !strings.HasPrefix(got[0], tt.prefix) {
+				t.Errorf("errors = %q; want one starting %q", got, tt.prefix)
+			}
+		})
+	}
+}
+
+// Values that may be secrets or credentials never reach an error message.
+func TestParse_ErrorsOmitSecrets(t *testing.T) {
+	for _, secret := range []string{"whsec_9f8e7d6c5b4a", "s3cret"} {
+		yaml := edit("    webhook: {secret_env: whsec_9f8e7d6c5b4a}\n")
+		yaml = strings.Replace(yaml, "http://127.0.0.1:9090", "https://u:s3cret@api.example.com", 1)
+		_, err := Parse("c.yaml", []byte(yaml))
+		if err == nil || strings.Contains(err.Error(), secret) {
+			t.Errorf("error %v contains %q", err, secret)
+		}
+	}
+}

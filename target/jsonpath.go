@@ -1,0 +1,245 @@
+package target
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Errors from the JSON helpers name field paths only, never values: payloads
+// and remote objects may hold personal or financial data.
+
+// decodeJSON decodes exactly one JSON value, keeping numbers exact.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errors.New("not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not valid JSON: data after the value")
+	}
+	return v, nil
+}
+
+// get returns the value at a dotted path; ok is false when any step is
+// missing or is not an object.
+func get(v any, path string) (any, bool) {
+	for _, seg := range strings.Split(path, ".") {
+		m, isObj := v.(map[string]any)
+		if !isObj {
+			return nil, false
+		}
+		if v, isObj = m[seg]; !isObj {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// InjectFields sets each dotted path of fields (e.g. "metadata.settle_ref")
+// in the JSON object payload to its string value, creating intermediate
+// objects. A path that already holds the same string is left alone; one
+// that holds anything else, or that crosses a non-object, is an error, so
+// settle never overwrites a value the client approved. The output is
+// re-marshalled (settle canonicalises it afterwards).
+func InjectFields(payload []byte, fields map[string]string) ([]byte, error) {
+	v, err := decodeJSON(payload)
+	if err != nil {
+		return nil, fmt.Errorf("inject fields: payload: %w", err)
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("inject fields: payload is not a JSON object")
+	}
+	paths := make([]string, 0, len(fields))
+	for p := range fields {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths) // deterministic errors when paths conflict
+	for _, p := range paths {
+		if !fieldRe.MatchString(p) {
+			return nil, fmt.Errorf("inject fields: %q is not a dotted field path", p)
+		}
+		segs := strings.Split(p, ".")
+		m := root
+		for i, seg := range segs[:len(segs)-1] {
+			next, exists := m[seg]
+			if !exists {
+				child := map[string]any{}
+				m[seg] = child
+				m = child
+				continue
+			}
+			if m, ok = next.(map[string]any); !ok {
+				return nil, fmt.Errorf("inject fields: %s: %s is not an object", p, strings.Join(segs[:i+1], "."))
+			}
+		}
+		last := segs[len(segs)-1]
+		if old, exists := m[last]; exists {
+			if s, isStr := old.(string); !isStr || s != fields[p] {
+				return nil, fmt.Errorf("inject fields: %s already holds a different value", p)
+			}
+			continue
+		}
+		m[last] = fields[p]
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(root); err != nil {
+		return nil, fmt.Errorf("inject fields: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// RemoteID reads the remote object id at response.id_field from body. The
+// id must be a non-empty string or a number (returned in its JSON form).
+func (c *Contract) RemoteID(body []byte) (string, error) {
+	v, err := decodeJSON(body)
+	if err != nil {
+		return "", fmt.Errorf("remote id: %w", err)
+	}
+	id, ok := get(v, c.Response.IDField)
+	if !ok {
+		return "", fmt.Errorf("remote id: %s is missing", c.Response.IDField)
+	}
+	switch id := id.(type) {
+	case string:
+		if id != "" {
+			return id, nil
+		}
+	case json.Number:
+		return id.String(), nil
+	}
+	return "", fmt.Errorf("remote id: %s is not a non-empty string or a number", c.Response.IDField)
+}
+
+// Mismatches compares every response.match path of the approved payload
+// with the remote object and returns the paths that differ, in contract
+// order; nil means they all agree. A path absent on either side differs,
+// and so does every path when either document is not valid JSON. Numbers
+// compare by exact value (10 equals 10.0); all else by JSON equality.
+func (c *Contract) Mismatches(approved, remote []byte) []string {
+	a, errA := decodeJSON(approved)
+	r, errR := decodeJSON(remote)
+	var diff []string
+	for _, p := range c.Response.Match {
+		if errA != nil || errR != nil {
+			diff = append(diff, p)
+			continue
+		}
+		va, okA := get(a, p)
+		vr, okR := get(r, p)
+		if !okA || !okR || !equalJSON(va, vr) {
+			diff = append(diff, p)
+		}
+	}
+	return diff
+}
+
+func equalJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, va := range a {
+			vb, ok := b[k]
+			if !ok || !equalJSON(va, vb) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalJSON(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		b, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if a == b {
+			return true
+		}
+		// big.Rat reads decimals and exponents exactly, so no float rounding
+		// can make two different amounts look equal. A huge exponent would
+		// make it allocate without bound, and no amount needs one.
+		if hugeExponent(a) || hugeExponent(b) {
+			return false
+		}
+		ra, okA := new(big.Rat).SetString(string(a))
+		rb, okB := new(big.Rat).SetString(string(b))
+		return okA && okB && ra.Cmp(rb) == 0
+	default: // string, bool, nil
+		return a == b
+	}
+}
+
+func hugeExponent(n json.Number) bool {
+	i := strings.IndexAny(string(n), "eE")
+	if i < 0 {
+		return false
+	}
+	e, err := strconv.Atoi(string(n[i+1:]))
+	return err != nil || e > 400 || e < -400
+}
+
+// Results extracts the objects of a lookup response: the array at
+// lookup.results_field, or the body itself as the one result when
+// results_field is empty. An empty array is zero results; a body of the
+// wrong shape is an error, never "not found", since only a well-formed
+// answer can be evidence of absence.
+func (c *Contract) Results(body []byte) ([]json.RawMessage, error) {
+	if c.Lookup == nil {
+		return nil, fmt.Errorf("lookup results: target %s has no lookup", c.Name)
+	}
+	raw := json.RawMessage(bytes.TrimSpace(body))
+	if f := c.Lookup.ResultsField; f != "" {
+		for _, seg := range strings.Split(f, ".") {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+				return nil, fmt.Errorf("lookup results: %s: not inside a JSON object", f)
+			}
+			var ok bool
+			if raw, ok = m[seg]; !ok {
+				return nil, fmt.Errorf("lookup results: %s is missing", f)
+			}
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+			return nil, fmt.Errorf("lookup results: %s is not an array", f)
+		}
+		for i, it := range items {
+			if !isObject(it) {
+				return nil, fmt.Errorf("lookup results: %s[%d] is not an object", f, i)
+			}
+		}
+		return items, nil
+	}
+	if !isObject(raw) {
+		return nil, errors.New("lookup results: the body is not a JSON object")
+	}
+	return []json.RawMessage{raw}, nil
+}
+
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}

@@ -1,0 +1,159 @@
+package target
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestInjectFields(t *testing.T) {
+	ref := map[string]string{"metadata.settle_ref": "r1", "metadata.settle_tenant": "acme"}
+	tests := []struct {
+		name    string
+		payload string
+		fields  map[string]string
+		want    string // "" when an error is expected
+		err     string
+	}{
+		{"creates nested objects", `{"amount":100}`, ref, `{"amount":100,"metadata":{"settle_ref":"r1","settle_tenant":"acme"}}`, ""},
+		{"keeps existing siblings", `{"metadata":{"order":"o-9"}}`, map[string]string{"metadata.settle_ref": "r1"}, `{"metadata":{"order":"o-9","settle_ref":"r1"}}`, ""},
+		{"deep path", `{}`, map[string]string{"a.b.c": "x"}, `{"a":{"b":{"c":"x"}}}`, ""},
+		{"same value is fine", `{"metadata":{"settle_ref":"r1"}}`, map[string]string{"metadata.settle_ref": "r1"}, `{"metadata":{"settle_ref":"r1"}}`, ""},
+		{"numbers kept exact, HTML not escaped", `{"amount":12345678901234567890.10,"note":"<&>"}`, map[string]string{"ref": "r"},
+			`{"amount":12345678901234567890.10,"note":"<&>","ref":"r"}`, ""},
+		{"no fields", `{"a":1}`, nil, `{"a":1}`, ""},
+		{"conflicting value", `{"metadata":{"settle_ref":"other"}}`, map[string]string{"metadata.settle_ref": "r1"}, "", "inject fields: metadata.settle_ref already holds a different value"},
+		{"same text but not a string", `{"ref":1}`, map[string]string{"ref": "1"}, "", "inject fields: ref already holds a different value"},
+		{"crosses a string", `{"metadata":"x"}`, map[string]string{"metadata.settle_ref": "r1"}, "", "inject fields: metadata.settle_ref: metadata is not an object"},
+		{"crosses an array", `{"a":{"b":[1]}}`, map[string]string{"a.b.c": "r1"}, "", "inject fields: a.b.c: a.b is not an object"},
+		{"paths collide", `{}`, map[string]string{"a": "x", "a.b": "y"}, "", "inject fields: a.b: a is not an object"},
+		{"payload is an array", `[1,2]`, ref, "", "inject fields: payload is not a JSON object"},
+		{"payload is null", `null`, ref, "", "inject fields: payload is not a JSON object"},
+		{"payload is not JSON", `{"a":`, ref, "", "inject fields: payload: not valid JSON"},
+		{"trailing data", `{} {}`, ref, "", "inject fields: payload: not valid JSON: data after the value"},
+		{"bad path", `{}`, map[string]string{"a..b": "x"}, "", `inject fields: "a..b" is not a dotted field path`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := InjectFields([]byte(tt.payload), tt.fields)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err = %v; want %q", err, tt.err)
+				}
+				if strings.Contains(err.Error(), "other") {
+					t.Error("error quotes a payload value")
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("InjectFields = %s, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestContract_RemoteID(t *testing.T) {
+	c := parseOne(t, "    response: {id_field: data.id, match: [amount]}\n", "response")
+	tests := []struct {
+		name, body, want, err string
+	}{
+		{"string", `{"data":{"id":"ch_1"}}`, "ch_1", ""},
+		{"number", `{"data":{"id":12345678901234567890}}`, "12345678901234567890", ""},
+		{"missing", `{"data":{}}`, "", "remote id: data.id is missing"},
+		{"parent not an object", `{"data":"ch_1"}`, "", "remote id: data.id is missing"},
+		{"empty string", `{"data":{"id":""}}`, "", "remote id: data.id is not a non-empty string or a number"},
+		{"null", `{"data":{"id":null}}`, "", "remote id: data.id is not a non-empty string or a number"},
+		{"object", `{"data":{"id":{"v":1}}}`, "", "remote id: data.id is not a non-empty string or a number"},
+		{"not JSON", `<html>`, "", "remote id: not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := c.RemoteID([]byte(tt.body))
+			if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+				t.Errorf("RemoteID = %q, %v; want %q, %q", got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestContract_Mismatches(t *testing.T) {
+	c := parseOne(t, `    reference_field: metadata.ref
+    response: {id_field: id, match: [amount, currency, metadata.ref, items]}
+`, "response")
+	approved := `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1}]}`
+	tests := []struct {
+		name, approved, remote string
+		want                   []string
+	}{
+		{"all agree, extra remote fields ignored", approved, `{"id":"x","amount":1000,"currency":"EUR","metadata":{"ref":"r1","other":1},"items":[{"n":1,"sku":"a"}]}`, nil},
+		{"numbers by value", approved, `{"amount":1000.00,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1e0}]}`, nil},
+		{"different amount", approved, `{"amount":1001,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1}]}`, []string{"amount"}},
+		{"number against string", approved, `{"amount":"1000","currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1}]}`, []string{"amount"}},
+		{"missing remotely", approved, `{"amount":1000,"currency":"EUR","items":[{"sku":"a","n":1}]}`, []string{"metadata.ref"}},
+		{"missing in approved", `{"currency":"EUR","metadata":{"ref":"r1"},"items":[]}`, `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[]}`, []string{"amount"}},
+		{"null is not absent but not equal", approved, `{"amount":null,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1}]}`, []string{"amount"}},
+		{"array order matters", approved, `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1},{"sku":"b"}]}`, []string{"items"}},
+		{"identical huge exponents are equal without arithmetic", `{"amount":1e999999999}`, `{"amount":1e999999999}`, []string{"currency", "metadata.ref", "items"}},
+		{"huge exponents are never compared by value", `{"amount":1e999999999}`, `{"amount":10e999999998}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"remote not JSON", approved, `oops`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"remote not an object", approved, `[1]`, []string{"amount", "currency", "metadata.ref", "items"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := c.Mismatches([]byte(tt.approved), []byte(tt.remote)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Mismatches = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestContract_Results(t *testing.T) {
+	list := parseOne(t, `    reference_field: ref
+    lookup: {path: "/v1/things?ref={reference}", results_field: page.data}
+    response: {id_field: id, match: [ref]}
+`, "response")
+	one := parseOne(t, `    lookup: {path: "/v1/things/{remote_ref}"}`+"\n")
+	tests := []struct {
+		name string
+		c    *Contract
+		body string
+		want []string
+		err  string
+	}{
+		{"array", list, `{"page":{"data":[{"id":"a"},{"id":"b"}]}}`, []string{`{"id":"a"}`, `{"id":"b"}`}, ""},
+		{"empty array is zero results", list, `{"page":{"data":[]}}`, []string{}, ""},
+		{"missing field is an error, not absence", list, `{"page":{}}`, nil, "lookup results: page.data is missing"},
+		{"null is an error, not absence", list, `{"page":{"data":null}}`, nil, "lookup results: page.data is not an array"},
+		{"not an array", list, `{"page":{"data":{"id":"a"}}}`, nil, "lookup results: page.data is not an array"},
+		{"element not an object", list, `{"page":{"data":[{"id":"a"},"b"]}}`, nil, "lookup results: page.data[1] is not an object"},
+		{"parent not an object", list, `{"page":[]}`, nil, "lookup results: page.data: not inside a JSON object"},
+		{"not JSON", list, `<html>`, nil, "lookup results: page.data: not inside a JSON object"},
+		{"single object", one, ` {"id":"a"} `, []string{`{"id":"a"}`}, ""},
+		{"single body not an object", one, `[{"id":"a"}]`, nil, "lookup results: the body is not a JSON object"},
+		{"no lookup", parseOne(t, ""), `{}`, nil, "lookup results: target t1 has no lookup"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.c.Results([]byte(tt.body))
+			if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+				t.Fatalf("err = %v; want %q", err, tt.err)
+			}
+			if tt.err != "" {
+				return
+			}
+			strs := make([]string, len(got))
+			for i, r := range got {
+				strs[i] = string(r)
+			}
+			if !reflect.DeepEqual(strs, tt.want) {
+				t.Errorf("Results = %q; want %q", strs, tt.want)
+			}
+			for _, r := range got {
+				if !json.Valid(r) {
+					t.Errorf("result %s is not valid JSON", r)
+				}
+			}
+		})
+	}
+}
