@@ -35,6 +35,7 @@ type Operation struct {
 	RetryWindowEnd  time.Time  // end of the target's documented key retention
 	Deadline        *time.Time // after it an unresolved operation escalates
 	NextReconcileAt *time.Time // when the reconciler may next look at it
+	LastSentAt      *time.Time // the last claim or same-key replay
 	Reason          string     // short, payload-free reason for the state
 
 	CreatedAt time.Time

@@ -79,6 +79,7 @@ type Outcome struct {
 	To          State
 	RemoteRef   string     // required for SUCCEEDED
 	NextAt      *time.Time // when UNKNOWN is next reconciled; default now
+	SentAt      *time.Time // set when the verdict followed a (re)send, e.g. a same-key replay
 	Reason      string     // short and payload-free
 	Actor       string
 	Evidence    map[string]any // status code, lookup summary; never the payload

@@ -19,7 +19,8 @@ func testClaim(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		if got.State != ledger.InFlight || got.Fence != 1 || got.Attempts != 1 ||
-			got.LeaseExpiresAt == nil || !got.LeaseExpiresAt.Equal(f.clk.Now().Add(30*time.Second)) {
+			got.LeaseExpiresAt == nil || !got.LeaseExpiresAt.Equal(f.clk.Now().Add(30*time.Second)) ||
+			got.LastSentAt == nil || !got.LastSentAt.Equal(f.clk.Now()) {
 			t.Fatalf("claimed = %+v", got)
 		}
 		if string(got.Payload) != string(op.Payload) || got.RemoteKey != op.RemoteKey {
@@ -265,9 +266,11 @@ func testSweepAndLease(t *testing.T, h Harness) {
 		// The current holder reschedules: not due before next, due after.
 		next := f.clk.Now().Add(5 * time.Minute)
 		o := outcome(second[0], ledger.Unknown, ledger.Unknown)
-		o.NextAt, o.Actor = &next, ledger.ActorReconciler
+		replayed := f.clk.Now()
+		o.NextAt, o.Actor, o.SentAt = &next, ledger.ActorReconciler, &replayed
 		got, err := f.store.Record(f.ctx, o)
-		if err != nil || got.NextReconcileAt == nil || !got.NextReconcileAt.Equal(next) || got.LeaseExpiresAt != nil {
+		if err != nil || got.NextReconcileAt == nil || !got.NextReconcileAt.Equal(next) || got.LeaseExpiresAt != nil ||
+			got.LastSentAt == nil || !got.LastSentAt.Equal(replayed) {
 			t.Fatalf("reschedule = %+v, %v", got, err)
 		}
 		if due, _ := f.store.LeaseUnknown(f.ctx, 10, time.Minute); len(due) != 0 {

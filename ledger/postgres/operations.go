@@ -21,7 +21,7 @@ func columns(alias string) string {
 	return fmt.Sprintf(`%[1]stenant_id, %[1]soperation_id::text, %[1]soperation_type, %[1]sintent_ref,
 	%[1]starget, %[1]spayload, %[1]spayload_hash, %[1]sremote_key::text, %[1]sstate, %[1]sfence_token,
 	%[1]sattempt_count, %[1]slease_expires_at, %[1]sremote_ref, %[1]sretry_window_end, %[1]sdeadline,
-	%[1]snext_reconcile_at, %[1]sreason, %[1]screated_at, %[1]supdated_at`, a)
+	%[1]snext_reconcile_at, %[1]sreason, %[1]screated_at, %[1]supdated_at, %[1]slast_sent_at`, a)
 }
 
 var (
@@ -38,7 +38,7 @@ func scanOperation(row pgx.Row) (ledger.Operation, error) {
 	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
 		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &op.LeaseExpiresAt,
 		&remoteRef, &op.RetryWindowEnd, &op.Deadline, &op.NextReconcileAt, &op.Reason,
-		&op.CreatedAt, &op.UpdatedAt)
+		&op.CreatedAt, &op.UpdatedAt, &op.LastSentAt)
 	if err != nil {
 		return op, err
 	}
@@ -52,6 +52,7 @@ func scanOperation(row pgx.Row) (ledger.Operation, error) {
 	utcp(op.LeaseExpiresAt)
 	utcp(op.Deadline)
 	utcp(op.NextReconcileAt)
+	utcp(op.LastSentAt)
 	return op, nil
 }
 

@@ -32,7 +32,8 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 	ops, err := collect(s.pool.Query(ctx, `
 WITH c AS (
 	UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
-		attempt_count = attempt_count + 1, lease_expires_at = $4, updated_at = $5, reason = ''
+		attempt_count = attempt_count + 1, lease_expires_at = $4, updated_at = $5, reason = '',
+		last_sent_at = $5
 	WHERE tenant_id = $1 AND operation_id = $2 AND state = 'PREPARED' AND payload_hash = $3
 	RETURNING `+cols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
 		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
@@ -64,7 +65,8 @@ WITH picked AS (
 	FOR UPDATE SKIP LOCKED
 ), c AS (
 	UPDATE operation_ledger o SET state = 'IN_FLIGHT', fence_token = o.fence_token + 1,
-		attempt_count = o.attempt_count + 1, lease_expires_at = $2, updated_at = $3, reason = ''
+		attempt_count = o.attempt_count + 1, lease_expires_at = $2, updated_at = $3, reason = '',
+		last_sent_at = $3
 	FROM picked p
 	WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id AND o.state = 'PREPARED'
 	RETURNING `+oCols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
@@ -126,7 +128,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 	var (
 		tenants, ids, froms, tos, refs, reasons, actors, evs []string
 		fences                                               []int64
-		nexts                                                []*time.Time
+		nexts, sents                                         []*time.Time
 		index                                                = map[string]int{}
 	)
 	for i, o := range outcomes {
@@ -140,7 +142,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		index[o.Tenant+"/"+o.OperationID] = i
 		tenants, ids, fences = append(tenants, o.Tenant), append(ids, o.OperationID), append(fences, o.Fence)
 		froms, tos, refs = append(froms, string(o.From)), append(tos, string(o.To)), append(refs, o.RemoteRef)
-		nexts = append(nexts, ledger.NextReconcile(o, now))
+		nexts, sents = append(nexts, ledger.NextReconcile(o, now)), append(sents, o.SentAt)
 		reasons, actors, evs = append(reasons, o.Reason), append(actors, o.Actor), append(evs, string(evidence[i]))
 	}
 	ops := make([]ledger.Operation, len(outcomes))
@@ -149,18 +151,19 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		got, err := collect(s.pool.Query(ctx, `
 WITH i AS (
 	SELECT * FROM unnest($1::text[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[])
-		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence)
+		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[], $12::timestamptz[])
+		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence, sent_at)
 ), u AS (
 	UPDATE operation_ledger o SET state = i.to_state,
 		remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),
-		lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $11
+		lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $11,
+		last_sent_at = coalesce(i.sent_at, o.last_sent_at)
 	FROM i
 	WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
 		AND o.state = i.from_state AND o.fence_token = i.fence
 	RETURNING `+oCols+`, i.from_state, i.actor, i.reason AS reason_ev, i.evidence
 ), `+fmt.Sprintf(eventCTE, "u")+`
-SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now))
+SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents))
 		if err != nil {
 			return nil, nil, fmt.Errorf("record: %w", err)
 		}

@@ -14,26 +14,27 @@ import (
 
 const cols = `tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
 	remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref, retry_window_end,
-	deadline, next_reconcile_at, reason, created_at, updated_at`
+	deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanOperation(row scanner) (ledger.Operation, error) {
 	var (
-		op                       ledger.Operation
-		state                    string
-		lease, deadline, next    sql.NullInt64
-		remoteRef                sql.NullString
-		window, created, updated int64
+		op                              ledger.Operation
+		state                           string
+		lease, deadline, next, lastSent sql.NullInt64
+		remoteRef                       sql.NullString
+		window, created, updated        int64
 	)
 	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
 		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &lease, &remoteRef,
-		&window, &deadline, &next, &op.Reason, &created, &updated)
+		&window, &deadline, &next, &op.Reason, &created, &updated, &lastSent)
 	if err != nil {
 		return op, err
 	}
 	op.State, op.RemoteRef = ledger.State(state), remoteRef.String
 	op.LeaseExpiresAt, op.Deadline, op.NextReconcileAt = fromNull(lease), fromNull(deadline), fromNull(next)
+	op.LastSentAt = fromNull(lastSent)
 	op.RetryWindowEnd, op.CreatedAt, op.UpdatedAt = fromMicros(window), fromMicros(created), fromMicros(updated)
 	return op, nil
 }

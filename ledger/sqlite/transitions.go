@@ -11,7 +11,8 @@ import (
 
 // claimSet is the SET list of every sender claim.
 const claimSet = `state = 'IN_FLIGHT', fence_token = fence_token + 1,
-	attempt_count = attempt_count + 1, lease_expires_at = ?, updated_at = ?, reason = ''`
+	attempt_count = attempt_count + 1, lease_expires_at = ?1, updated_at = ?2, reason = '',
+	last_sent_at = ?2`
 
 func claimedEvents(ops []ledger.Operation) []event {
 	evs := make([]event, len(ops))
@@ -128,10 +129,10 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 			}
 			got, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
 				remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
-				next_reconcile_at = ?, reason = ?, updated_at = ?
+				next_reconcile_at = ?, reason = ?, updated_at = ?, last_sent_at = coalesce(?, last_sent_at)
 				WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
 				RETURNING `+cols, string(o.To), o.RemoteRef, microsPtr(ledger.NextReconcile(o, now)),
-				o.Reason, micros(now), o.Tenant, o.OperationID, string(o.From), o.Fence))
+				o.Reason, micros(now), microsPtr(o.SentAt), o.Tenant, o.OperationID, string(o.From), o.Fence))
 			if err != nil {
 				return err
 			}
