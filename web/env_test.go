@@ -7,15 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"settle/auth"
 	"settle/ledger"
-	"settle/ledger/postgres"
-	"settle/ledger/postgres/pgtest"
-	"settle/ledger/sqlite"
+	"settle/ledger/ledgertest"
+	"settle/ledger/storetest"
 	"settle/web"
 )
 
@@ -43,20 +41,8 @@ type env struct {
 
 // stores runs fn once per store kind.
 func stores(t *testing.T, fn func(t *testing.T, open func(t *testing.T) store)) {
-	t.Run("SQLite", func(t *testing.T) {
-		fn(t, func(t *testing.T) store {
-			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "settle.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
-	t.Run("Postgres", func(t *testing.T) {
-		fn(t, func(t *testing.T) store {
-			return postgres.New(pgtest.Pool(t, pgtest.Schema(t)), nil)
-		})
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		fn(t, func(t *testing.T) store { return h.New(t, time.Now).(store) })
 	})
 }
 

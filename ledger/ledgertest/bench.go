@@ -57,7 +57,7 @@ func Bench(b *testing.B, h Harness) {
 		}
 		return out
 	}
-	fresh := func(b *testing.B) ledger.Store { return h.New(b, NewClock()) }
+	fresh := func(b *testing.B) ledger.Store { return h.New(b, NewClock().Now) }
 
 	b.Run("Create", func(b *testing.B) {
 		s := fresh(b)

@@ -14,7 +14,7 @@ func (f *fixture) stores(h Harness) []ledger.Store {
 	out := []ledger.Store{f.store}
 	if h.Sibling != nil {
 		for i := 0; i < 3; i++ {
-			out = append(out, h.Sibling(f.t, f.store, f.clk))
+			out = append(out, h.Sibling(f.t, f.store, f.clk.Now))
 		}
 	}
 	return out

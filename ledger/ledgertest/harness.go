@@ -15,13 +15,13 @@ import (
 
 // Harness tells the suite how to make stores.
 type Harness struct {
-	// New returns a fresh, migrated, empty store that reads time from clk.
+	// New returns a fresh, migrated, empty store that reads time from now.
 	// It registers its own cleanup.
-	New func(t testing.TB, clk *Clock) ledger.Store
+	New func(t testing.TB, now func() time.Time) ledger.Store
 	// Sibling returns another store with its own connections over the same
 	// database as s, for tests that race separate pools. Nil when the
 	// adapter has no such notion.
-	Sibling func(t testing.TB, s ledger.Store, clk *Clock) ledger.Store
+	Sibling func(t testing.TB, s ledger.Store, now func() time.Time) ledger.Store
 }
 
 // Clock is a settable clock shared by a test and its stores.
@@ -61,7 +61,7 @@ type fixture struct {
 func setup(t *testing.T, h Harness) *fixture {
 	t.Helper()
 	clk := NewClock()
-	return &fixture{t: t, ctx: context.Background(), clk: clk, store: h.New(t, clk)}
+	return &fixture{t: t, ctx: context.Background(), clk: clk, store: h.New(t, clk.Now)}
 }
 
 // newOp returns a valid NewOperation with a fresh intent for tenant.

@@ -1,0 +1,83 @@
+// Package storetest makes real stores for tests in any package: a fresh
+// PostgreSQL schema (see pgtest) or a fresh SQLite file, behind the
+// ledgertest.Harness that the conformance suite also uses.
+package storetest
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"settle/ledger"
+	"settle/ledger/ledgertest"
+	"settle/ledger/postgres"
+	"settle/ledger/postgres/pgtest"
+	"settle/ledger/sqlite"
+)
+
+// Postgres returns a harness whose stores each get a fresh schema; siblings
+// get their own pools over the same schema.
+func Postgres() ledgertest.Harness {
+	var (
+		mu      sync.Mutex
+		configs = map[ledger.Store]*pgxpool.Config{}
+	)
+	return ledgertest.Harness{
+		New: func(t testing.TB, now func() time.Time) ledger.Store {
+			cfg := pgtest.Schema(t)
+			s := postgres.New(pgtest.Pool(t, cfg), now)
+			mu.Lock()
+			configs[s] = cfg
+			mu.Unlock()
+			return s
+		},
+		Sibling: func(t testing.TB, s ledger.Store, now func() time.Time) ledger.Store {
+			mu.Lock()
+			cfg := configs[s]
+			mu.Unlock()
+			return postgres.New(pgtest.Pool(t, cfg), now)
+		},
+	}
+}
+
+// SQLite returns a harness whose stores each get a fresh file; a sibling is
+// a second Store (its own connections) on the same file, like a second
+// process.
+func SQLite() ledgertest.Harness {
+	var (
+		mu    sync.Mutex
+		paths = map[ledger.Store]string{}
+	)
+	open := func(t testing.TB, path string, now func() time.Time) ledger.Store {
+		s, err := sqlite.Open(context.Background(), path, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		mu.Lock()
+		paths[s] = path
+		mu.Unlock()
+		return s
+	}
+	return ledgertest.Harness{
+		New: func(t testing.TB, now func() time.Time) ledger.Store {
+			return open(t, filepath.Join(t.TempDir(), "settle.db"), now)
+		},
+		Sibling: func(t testing.TB, s ledger.Store, now func() time.Time) ledger.Store {
+			mu.Lock()
+			path := paths[s]
+			mu.Unlock()
+			return open(t, path, now)
+		},
+	}
+}
+
+// Each runs fn once per store kind, as subtests "SQLite" and "Postgres".
+func Each(t *testing.T, fn func(t *testing.T, h ledgertest.Harness)) {
+	t.Run("SQLite", func(t *testing.T) { fn(t, SQLite()) })
+	t.Run("Postgres", func(t *testing.T) { fn(t, Postgres()) })
+}

@@ -1,0 +1,120 @@
+package reconciler
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// Executor claims PREPARED operations in batches, sends each exactly once
+// with its stored bytes and key, and records the verdicts with their fences.
+// It never retries: a send whose outcome is unclear becomes UNKNOWN and is
+// the reconciler's to resolve.
+type Executor struct {
+	Store     ledger.Store
+	Contracts Contracts
+	Client    *target.Client
+	Log       *slog.Logger
+
+	Batch   int           // most operations claimed at once (default 100)
+	Workers int           // concurrent sends (default 16)
+	Lease   time.Duration // claim lease; must exceed every contract timeout (default 60s)
+	Idle    time.Duration // pause when nothing is ready (default 200ms)
+	Grace   time.Duration // how long shutdown waits for sends in progress (default 10s)
+}
+
+func (e *Executor) defaults() {
+	def(&e.Batch, 100)
+	def(&e.Workers, 16)
+	def(&e.Lease, 60*time.Second)
+	def(&e.Idle, 200*time.Millisecond)
+	def(&e.Grace, 10*time.Second)
+}
+
+func def[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// Run sends until ctx is cancelled. On cancellation it stops claiming,
+// waits up to Grace for sends in progress and records their verdicts;
+// sends still running after that are abandoned unrecorded, and their leases
+// expire into UNKNOWN.
+func (e *Executor) Run(ctx context.Context) error {
+	e.defaults()
+	sendCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	rec := newRecorder(e.Store, e.Log, ledger.ActorExecutor)
+	defer rec.close()
+
+	var (
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, e.Workers)
+		pause = newPause(e.Idle)
+	)
+	for ctx.Err() == nil {
+		free := e.Workers - len(slots)
+		if free == 0 {
+			select { // wait for a slot
+			case slots <- struct{}{}:
+				<-slots
+			case <-ctx.Done():
+			}
+			continue
+		}
+		ops, err := e.Store.ClaimBatch(ctx, min(free, e.Batch), e.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.Log.Error("executor: claim failed", "err", err)
+			}
+			pause.fail(ctx)
+			continue
+		}
+		pause.ok()
+		for _, op := range ops {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func(op ledger.Operation) {
+				defer wg.Done()
+				defer func() { <-slots }()
+				out := e.send(sendCtx, op)
+				if sendCtx.Err() == nil {
+					rec.add(out)
+				}
+			}(op)
+		}
+		if len(ops) == 0 {
+			pause.idle(ctx)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(e.Grace):
+		e.Log.Warn("executor: sends still running after the grace period are left to lease expiry")
+		abandon()
+		<-done
+	}
+	return nil
+}
+
+// send performs the one send of a claimed operation.
+func (e *Executor) send(ctx context.Context, op ledger.Operation) ledger.Outcome {
+	c, ok := e.Contracts.Get(op.Target)
+	if !ok {
+		v := verdict{to: ledger.Escalated, reason: "no contract for target " + op.Target + "; nothing was sent"}
+		return v.outcome(op, ledger.InFlight, ledger.ActorExecutor)
+	}
+	version, _ := c.ExpectedVersion(op.Payload)
+	a := e.Client.Create(ctx, c, op.Payload, op.RemoteKey, version)
+	out := sendVerdict(c, op, a).outcome(op, ledger.InFlight, ledger.ActorExecutor)
+	e.Log.Info("executor: sent", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
+		"status", a.Status, "failure", a.Failure, "state", out.To)
+	return out
+}

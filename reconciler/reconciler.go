@@ -1,0 +1,201 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// Reconciler resolves UNKNOWN operations by asking the authoritative system,
+// acting by the target's capability classes (paper, "Reconciling an Unknown
+// Outcome"): A, same key and identical bytes inside the retention window;
+// B, lookup by settle's reference; C, conditional resend of an update; D,
+// escalate at once. "Not found" becomes FAILED_TERMINAL only when all three
+// absence conditions hold, and past its deadline an unresolved operation is
+// escalated to its owning team.
+type Reconciler struct {
+	Store     ledger.Store
+	Contracts Contracts
+	Client    *target.Client
+	Log       *slog.Logger
+	Now       func() time.Time // nil: time.Now; must agree with the store's clock
+
+	Batch      int           // operations leased at once (default 50)
+	Workers    int           // concurrent resolutions (default 8)
+	Lease      time.Duration // reconciler lease (default 60s)
+	Tick       time.Duration // pause when nothing is due (default 500ms)
+	MinBackoff time.Duration // first delay after an inconclusive round (default 1s)
+	MaxBackoff time.Duration // longest delay (default 5m)
+}
+
+func (r *Reconciler) defaults() {
+	def(&r.Batch, 50)
+	def(&r.Workers, 8)
+	def(&r.Lease, 60*time.Second)
+	def(&r.Tick, 500*time.Millisecond)
+	def(&r.MinBackoff, time.Second)
+	def(&r.MaxBackoff, 5*time.Minute)
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+}
+
+// Run reconciles until ctx is cancelled; resolutions in progress finish and
+// are recorded first.
+func (r *Reconciler) Run(ctx context.Context) error {
+	r.defaults()
+	rec := newRecorder(r.Store, r.Log, ledger.ActorReconciler)
+	defer rec.close()
+	p := newPause(r.Tick)
+	for ctx.Err() == nil {
+		ops, err := r.Store.LeaseUnknown(ctx, r.Batch, r.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.Log.Error("reconciler: lease failed", "err", err)
+			}
+			p.fail(ctx)
+			continue
+		}
+		p.ok()
+		var (
+			wg    sync.WaitGroup
+			slots = make(chan struct{}, r.Workers)
+		)
+		for _, op := range ops {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				rec.add(r.Resolve(ctx, op))
+			}()
+		}
+		wg.Wait()
+		if len(ops) < r.Batch {
+			p.idle(ctx)
+		}
+	}
+	return nil
+}
+
+// Resolve decides one leased UNKNOWN operation.
+func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Outcome {
+	r.defaults()
+	now := r.Now()
+	c, ok := r.Contracts.Get(op.Target)
+	if !ok {
+		v := verdict{to: ledger.Escalated, reason: "no contract for target " + op.Target}
+		return v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
+	}
+	v, sentAt := r.ask(ctx, c, op, now)
+	if v.to == ledger.Unknown && op.Deadline != nil && now.After(*op.Deadline) {
+		v.to = ledger.Escalated
+		v.reason = fmt.Sprintf("unresolved past its deadline (%s); escalated to %s <%s>; last finding: %s",
+			op.Deadline.Format(time.RFC3339), c.Owner.Team, c.Owner.EscalationContact, v.reason)
+	}
+	out := v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
+	out.SentAt = sentAt
+	if out.To == ledger.Unknown {
+		next := now.Add(r.delay(op, now, v.soon))
+		out.NextAt = &next
+	}
+	r.Log.Info("reconciler: resolved", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
+		"state", out.To, "reason", out.Reason)
+	return out
+}
+
+// ask performs the one action the contract allows and returns its verdict,
+// and the send time when the action re-sent the request.
+func (r *Reconciler) ask(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) (verdict, *time.Time) {
+	if c.CanReplay(now, op.RetryWindowEnd) {
+		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
+		v := sendVerdict(c, op, a)
+		v.evidence["via"] = "same-key replay"
+		return v, &now
+	}
+	if c.HasLookup() && (!c.Lookup.NeedsRemoteRef() || op.RemoteRef != "") {
+		return r.lookup(ctx, c, op, now), nil
+	}
+	if version, ok := c.ExpectedVersion(op.Payload); ok && c.HasConditional() {
+		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, version)
+		v := sendVerdict(c, op, a)
+		v.evidence["via"] = "conditional resend"
+		if a.Status == 412 {
+			v = verdict{to: ledger.Escalated, evidence: v.evidence,
+				reason: "the precondition failed: the resource changed, possibly by the first attempt; confirm by hand"}
+		}
+		return v, &now
+	}
+	return verdict{to: ledger.Escalated, evidence: map[string]any{"classes": c.Classes()},
+		reason: fmt.Sprintf("the target offers no way to confirm the outcome; escalated to %s", c.Owner.Team)}, nil
+}
+
+// lookup asks the target for objects carrying settle's reference.
+func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) verdict {
+	a := r.Client.Lookup(ctx, c, op.RemoteKey, op.RemoteRef)
+	ev := map[string]any{"via": "lookup", "status": a.Status}
+	if !a.Answered() {
+		ev["failure"] = a.Failure
+		return unknown("lookup got no response: "+a.Failure, ev)
+	}
+	if a.Status != 200 {
+		return unknown(fmt.Sprintf("lookup answered %d", a.Status), ev)
+	}
+	results, err := c.Results(a.Body)
+	if err != nil {
+		return unknown("lookup answer unreadable", ev)
+	}
+	ev["results"] = len(results)
+	switch len(results) {
+	case 0:
+		times := target.OperationTimes{LookupAt: now, RetryWindowEnd: op.RetryWindowEnd}
+		if op.LastSentAt != nil {
+			// The request may have reached the target as late as the
+			// client's timeout after it was sent.
+			times.LastSent = op.LastSentAt.Add(c.Timeout)
+		}
+		if op.Deadline != nil {
+			times.Deadline = *op.Deadline
+		}
+		meaningful, conds := c.AbsenceMeaningful(times)
+		ev["absence"] = conds
+		if meaningful {
+			return verdict{to: ledger.FailedTerminal, evidence: ev,
+				reason: "not found, and all three documented absence conditions hold"}
+		}
+		return unknown("not found yet; absence alone proves nothing", ev)
+	case 1:
+		return objectVerdict(c, op, results[0], ev)
+	}
+	ids := make([]string, 0, len(results))
+	for _, res := range results {
+		if id, err := c.RemoteID(res); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	ev["remote_ids"] = ids
+	return verdict{to: ledger.Escalated, evidence: ev,
+		reason: fmt.Sprintf("the target holds %d objects for one reference: possible duplicate", len(results))}
+}
+
+// delay is the jittered backoff before the next round. It is half the time
+// since the operation was last sent (or created), between MinBackoff and
+// MaxBackoff: each round waits longer than the last, so the delays grow
+// exponentially without storing a round counter.
+func (r *Reconciler) delay(op ledger.Operation, now time.Time, soon bool) time.Duration {
+	if soon {
+		return jitter(r.MinBackoff)
+	}
+	since := op.CreatedAt
+	if op.LastSentAt != nil {
+		since = *op.LastSentAt
+	}
+	d := now.Sub(since) / 2
+	d = max(r.MinBackoff, min(d, r.MaxBackoff))
+	return jitter(d)
+}

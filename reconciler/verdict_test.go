@@ -1,0 +1,139 @@
+package reconciler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// contractYAML is a class A+B target whose 4xx rows cite documentation.
+const contractYAML = `
+targets:
+  - name: payments
+    owner: {team: Payments team, escalation_contact: pay@example.invalid}
+    documentation: {url: "https://docs.example.invalid/api", checked: 2026-11-01}
+    base_url: http://127.0.0.1:1
+    timeout: 1s
+    deadline: 1h
+    create: {method: POST, path: /v1/charges}
+    reference_field: metadata.settle_ref
+    tenant_field: metadata.settle_tenant
+    idempotency: {header: Idempotency-Key, retention: 24h, mismatch: rejected, concurrent: conflict}
+    lookup: {path: "/v1/charges?reference={reference}", results_field: data, read_after_write: true}
+    outcomes:
+      - {status: 201, outcome: succeeded}
+      - {status: 202, outcome: accepted_pending}
+      - {status: 400, outcome: rejected_without_side_effect, documentation: "https://docs.example.invalid/api#errors"}
+      - {status: 409, outcome: in_progress}
+    response:
+      id_field: id
+      match: [amount, currency, metadata.settle_ref, metadata.settle_tenant]
+      status_field: status
+      succeeded: [succeeded]
+`
+
+func testContract(t *testing.T) *target.Contract {
+	t.Helper()
+	set, err := target.Parse("test.yaml", []byte(contractYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := set.Get("payments")
+	return c
+}
+
+var approved = ledger.Operation{
+	Tenant: "acme", ID: "op-1", Fence: 3, RemoteKey: "key-1",
+	Payload: []byte(`{"amount":500,"currency":"EUR","metadata":{"settle_ref":"key-1","settle_tenant":"acme"}}`),
+}
+
+func remote(id, amount, tenant, status string) []byte {
+	return []byte(`{"id":"` + id + `","amount":` + amount + `,"currency":"EUR","status":"` + status +
+		`","metadata":{"settle_ref":"key-1","settle_tenant":"` + tenant + `"}}`)
+}
+
+func TestSendVerdict(t *testing.T) {
+	c := testContract(t)
+	for name, tc := range map[string]struct {
+		a      target.Attempt
+		to     ledger.State
+		ref    string
+		reason string
+	}{
+		"Timeout":            {target.Attempt{Failure: "timeout"}, ledger.Unknown, "", "no response: timeout"},
+		"Reset":              {target.Attempt{Failure: "connection reset"}, ledger.Unknown, "", "no response"},
+		"Verified201":        {target.Attempt{Status: 201, Body: remote("ch_1", "500", "acme", "succeeded")}, ledger.Succeeded, "ch_1", "confirmed"},
+		"201WithoutID":       {target.Attempt{Status: 201, Body: []byte(`{"amount":500}`)}, ledger.Unknown, "", "no readable object id"},
+		"201WrongAmount":     {target.Attempt{Status: 201, Body: remote("ch_1", "400", "acme", "succeeded")}, ledger.Escalated, "ch_1", "does not match"},
+		"201OtherTenant":     {target.Attempt{Status: 201, Body: remote("ch_1", "500", "globex", "succeeded")}, ledger.Escalated, "ch_1", "does not match"},
+		"201Pending":         {target.Attempt{Status: 201, Body: remote("ch_1", "500", "acme", "pending")}, ledger.Unknown, "", "not complete"},
+		"202Accepted":        {target.Attempt{Status: 202, Body: []byte(`{"id":"ch_2","status":"pending"}`)}, ledger.Unknown, "ch_2", "accepted"},
+		"400Documented":      {target.Attempt{Status: 400, Body: []byte(`{}`)}, ledger.FailedTerminal, "", "no side effect"},
+		"409InProgress":      {target.Attempt{Status: 409}, ledger.Unknown, "", "still executing"},
+		"500Undocumented":    {target.Attempt{Status: 500}, ledger.Unknown, "", "does not prove"},
+		"503Undocumented":    {target.Attempt{Status: 503}, ledger.Unknown, "", "does not prove"},
+		"422Unmapped":        {target.Attempt{Status: 422}, ledger.Unknown, "", "does not prove"},
+		"200UnmappedSuccess": {target.Attempt{Status: 200, Body: remote("ch_1", "500", "acme", "succeeded")}, ledger.Unknown, "", "does not prove"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := sendVerdict(c, approved, tc.a)
+			if v.to != tc.to || v.remoteRef != tc.ref || !strings.Contains(v.reason, tc.reason) {
+				t.Fatalf("verdict = %s ref %q %q, want %s ref %q containing %q", v.to, v.remoteRef, v.reason, tc.to, tc.ref, tc.reason)
+			}
+			o := v.outcome(approved, ledger.InFlight, ledger.ActorExecutor)
+			if o.Fence != approved.Fence || o.From != ledger.InFlight {
+				t.Fatal("outcome lost the fence")
+			}
+			if _, err := o.EvidenceJSON(); err != nil {
+				t.Fatalf("evidence: %v", err)
+			}
+			if strings.Contains(string(mustJSON(t, o.Evidence)), "500,") {
+				t.Fatal("evidence must not carry payload values")
+			}
+		})
+	}
+	// The documented rejection cites its documentation in the evidence.
+	v := sendVerdict(c, approved, target.Attempt{Status: 400})
+	if v.evidence["documentation"] != "https://docs.example.invalid/api#errors" {
+		t.Fatalf("evidence = %v", v.evidence)
+	}
+}
+
+func mustJSON(t *testing.T, ev map[string]any) []byte {
+	t.Helper()
+	o := ledger.Outcome{From: ledger.InFlight, To: ledger.Unknown, Actor: "x", Evidence: ev}
+	b, err := o.EvidenceJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDelayGrows(t *testing.T) {
+	r := &Reconciler{MinBackoff: time.Second, MaxBackoff: time.Minute}
+	r.defaults()
+	sent := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	op := ledger.Operation{CreatedAt: sent, LastSentAt: &sent}
+	for _, c := range []struct {
+		age      time.Duration
+		min, max time.Duration
+	}{
+		{0, 800 * time.Millisecond, 1200 * time.Millisecond},          // floor
+		{10 * time.Second, 4 * time.Second, 6 * time.Second},          // half the age
+		{80 * time.Second, 32 * time.Second, 48 * time.Second},        // …growing with it
+		{time.Hour, 48 * time.Second, 72 * time.Second},               // ceiling
+		{-time.Hour, 800 * time.Millisecond, 1200 * time.Millisecond}, // clock skew: floor
+	} {
+		for i := 0; i < 50; i++ {
+			if d := r.delay(op, sent.Add(c.age), false); d < c.min || d > c.max {
+				t.Fatalf("age %s: delay %s outside [%s, %s]", c.age, d, c.min, c.max)
+			}
+		}
+	}
+	if d := r.delay(op, sent.Add(time.Hour), true); d > 1200*time.Millisecond {
+		t.Fatalf("soon = %s", d)
+	}
+}
