@@ -122,6 +122,10 @@ func (l *Lookup) NeedsRemoteRef() bool { return strings.Contains(l.Path, "{remot
 // ConditionalUpdate is the target's precondition header (class C).
 type ConditionalUpdate struct {
 	Header string
+	// VersionField is the dotted path in the approved payload holding the
+	// version the update expects to replace; "" = none. Sent in Header, it
+	// makes a resend fail safely (e.g. 412) once the first attempt applied.
+	VersionField string
 }
 
 // OutcomeRule is one row of the status → outcome table.
@@ -135,6 +139,12 @@ type OutcomeRule struct {
 type Response struct {
 	IDField string   // dotted path of the remote object id
 	Match   []string // dotted paths that must equal the approved payload's
+	// StatusField is the dotted path of the object's status; "" = the target
+	// documents none, so an object that exists counts as completed.
+	StatusField string
+	// Succeeded lists the StatusField values that mean completed; any other
+	// value means still pending. Non-empty exactly when StatusField is set.
+	Succeeded []string
 }
 
 // Webhook describes inbound events. It holds the name of the environment

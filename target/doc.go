@@ -43,6 +43,7 @@
 //	      propagation_limit: 30s           # optional, > 0; absent = none documented
 //	    conditional_update:                # optional; presence = class C
 //	      header: If-Match                 # required in the block
+//	      version_field: expected_version  # optional; payload path of the version sent in header
 //	    late_requests_rejected: false      # default false
 //	    outcomes:                          # optional; unmapped statuses are unknown
 //	      - status: 201                    # code 200–599 or class 2xx–5xx; exact beats class
@@ -51,6 +52,8 @@
 //	    response:                          # required
 //	      id_field: id                     # required; dotted path of the remote object id
 //	      match: [amount, metadata.settle_ref]  # required, non-empty; must include reference_field and tenant_field
+//	      status_field: status             # optional; dotted path of the object's status
+//	      succeeded: [succeeded]           # required with status_field (only then); values that mean completed
 //	    webhook:                           # optional
 //	      secret_env: SETTLE_PAYMENTS_WEBHOOK_SECRET  # required; the variable's name, never the secret
 //	      tolerance: 5m                    # default 5m, 0 < tolerance ≤ 1h

@@ -122,6 +122,8 @@ func TestParse_Errors(t *testing.T) {
 
 		// conditional update, late requests
 		{"conditional header missing", edit("    conditional_update: {}\n"), []string{"c.yaml:9: targets[0].conditional_update.header: required"}},
+		{"version_field not a path", edit(`    conditional_update: {header: If-Match, version_field: "v[0]"}` + "\n"), []string{
+			`c.yaml:9: targets[0].conditional_update.version_field: "v[0]" is not a dotted field path (e.g. metadata.settle_ref)`}},
 		{"late_requests_rejected not a bool", edit("    late_requests_rejected: 1\n"), []string{"c.yaml:9: targets[0].late_requests_rejected: must be true or false"}},
 
 		// outcomes
@@ -168,6 +170,21 @@ func TestParse_Errors(t *testing.T) {
 		{"match must carry reference and tenant", edit("    reference_field: metadata.ref\n    tenant_field: metadata.tenant\n"), []string{
 			"c.yaml:8: targets[0].response.match: must include metadata.ref, which settle writes into the payload",
 			"c.yaml:8: targets[0].response.match: must include metadata.tenant, which settle writes into the payload"}},
+
+		{"status_field not a path", replace("match: [amount]}", `match: [amount], status_field: "a..b", succeeded: [ok]}`, ""), []string{
+			`c.yaml:8: targets[0].response.status_field: "a..b" is not a dotted field path (e.g. metadata.settle_ref)`}},
+		{"status_field without succeeded", replace("match: [amount]}", "match: [amount], status_field: status}", ""), []string{
+			"c.yaml:8: targets[0].response.succeeded: required with status_field: list the values that mean the object is completed"}},
+		{"succeeded without status_field", replace("match: [amount]}", "match: [amount], succeeded: [ok]}", ""), []string{
+			"c.yaml:8: targets[0].response.succeeded: needs status_field; set it to the field holding the status, or remove succeeded"}},
+		{"succeeded empty", replace("match: [amount]}", "match: [amount], status_field: status, succeeded: []}", ""), []string{
+			"c.yaml:8: targets[0].response.succeeded: needs at least one value; with none, nothing would ever count as completed"}},
+		{"succeeded not a list", replace("match: [amount]}", "match: [amount], status_field: status, succeeded: ok}", ""), []string{
+			"c.yaml:8: targets[0].response.succeeded: must be a list, not a single value"}},
+		{"succeeded entries", replace("match: [amount]}", `match: [amount], status_field: status, succeeded: [ok, ok, 5, " "]}`, ""), []string{
+			"c.yaml:8: targets[0].response.succeeded[1]: ok is listed twice",
+			"c.yaml:8: targets[0].response.succeeded[2]: must be text (quote it)",
+			"c.yaml:8: targets[0].response.succeeded[3]: is empty; give a value or remove it"}},
 
 		// webhook
 		{"webhook secret_env missing", edit("    webhook: {tolerance: 5m}\n"), []string{"c.yaml:9: targets[0].webhook.secret_env: required"}},

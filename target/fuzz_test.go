@@ -37,6 +37,8 @@ func FuzzParse(f *testing.F) {
 			_, _ = c.CreateURL()
 			_, _ = c.LookupURL("a&b/c d", "..")
 			_ = c.String()
+			_, _ = c.Completed([]byte(`{"id":"x","status":"succeeded"}`))
+			_, _ = c.ExpectedVersion([]byte(`{"version":"1"}`))
 		}
 	})
 }

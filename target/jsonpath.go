@@ -122,6 +122,58 @@ func (c *Contract) RemoteID(body []byte) (string, error) {
 	return "", fmt.Errorf("remote id: %s is not a non-empty string or a number", c.Response.IDField)
 }
 
+// Completed reports whether a create response body or a lookup result is a
+// completed object rather than one still pending (a 202's "pending"
+// charge). With no response.status_field it is true for any JSON object:
+// the target documents no status, so an object that exists is done. With
+// one, it is true only when that field holds one of response.succeeded.
+// The error says why the body cannot tell (not an object, the field
+// missing or not a string); it is never evidence of completion.
+func (c *Contract) Completed(body []byte) (bool, error) {
+	v, err := decodeJSON(body)
+	if err != nil {
+		return false, fmt.Errorf("completed: %w", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return false, errors.New("completed: the body is not a JSON object")
+	}
+	f := c.Response.StatusField
+	if f == "" {
+		return true, nil
+	}
+	s, ok := get(v, f)
+	if !ok {
+		return false, fmt.Errorf("completed: %s is missing", f)
+	}
+	status, ok := s.(string)
+	if !ok {
+		return false, fmt.Errorf("completed: %s is not a string", f)
+	}
+	return slices.Contains(c.Response.Succeeded, status), nil
+}
+
+// ExpectedVersion returns the version an update expects to replace: the
+// value at conditional_update.version_field in the approved payload, a
+// non-empty string or a number as written. ok is false when the contract
+// has no conditional_update or no version_field, or the payload lacks a
+// usable value; a sender that needs the guard must then not resend.
+func (c *Contract) ExpectedVersion(payload []byte) (version string, ok bool) {
+	if c.ConditionalUpdate == nil || c.ConditionalUpdate.VersionField == "" {
+		return "", false
+	}
+	v, err := decodeJSON(payload)
+	if err != nil {
+		return "", false
+	}
+	switch x, _ := get(v, c.ConditionalUpdate.VersionField); x := x.(type) {
+	case string:
+		return x, x != ""
+	case json.Number:
+		return x.String(), true
+	}
+	return "", false
+}
+
 // Mismatches compares every response.match path of the approved payload
 // with the remote object and returns the paths that differ, in contract
 // order; nil means they all agree. A path absent on either side differs,

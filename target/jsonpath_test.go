@@ -77,6 +77,68 @@ func TestContract_RemoteID(t *testing.T) {
 	}
 }
 
+func TestContract_Completed(t *testing.T) {
+	c := parseOne(t, "    response: {id_field: id, match: [amount], status_field: charge.status, succeeded: [succeeded, paid]}\n", "response")
+	tests := []struct {
+		name, body string
+		want       bool
+		err        string
+	}{
+		{"succeeded", `{"id":"ch_1","charge":{"status":"succeeded"}}`, true, ""},
+		{"another succeeded value", `{"charge":{"status":"paid"}}`, true, ""},
+		{"pending", `{"id":"ch_1","charge":{"status":"pending"}}`, false, ""},
+		{"case matters", `{"charge":{"status":"Succeeded"}}`, false, ""},
+		{"missing", `{"id":"ch_1","charge":{}}`, false, "completed: charge.status is missing"},
+		{"parent not an object", `{"charge":"succeeded"}`, false, "completed: charge.status is missing"},
+		{"null", `{"charge":{"status":null}}`, false, "completed: charge.status is not a string"},
+		{"number", `{"charge":{"status":1}}`, false, "completed: charge.status is not a string"},
+		{"array body", `[{"charge":{"status":"succeeded"}}]`, false, "completed: the body is not a JSON object"},
+		{"not JSON", `<html>`, false, "completed: not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := c.Completed([]byte(tt.body))
+			if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+				t.Errorf("Completed = %v, %v; want %v, %q", got, err, tt.want, tt.err)
+			}
+		})
+	}
+
+	// No status documented: any object is completed, anything else is not.
+	plain := parseOne(t, "")
+	for body, want := range map[string]bool{`{"id":"ch_1","status":"pending"}`: true, `{}`: true, `[]`: false, `oops`: false} {
+		if got, err := plain.Completed([]byte(body)); got != want || (err == nil) != want {
+			t.Errorf("no status_field: Completed(%s) = %v, %v; want %v", body, got, err, want)
+		}
+	}
+}
+
+func TestContract_ExpectedVersion(t *testing.T) {
+	c := parseOne(t, "    conditional_update: {header: If-Match, version_field: meta.version}\n")
+	tests := []struct {
+		name, payload, want string
+		ok                  bool
+	}{
+		{"string", `{"meta":{"version":"\"7\""}}`, `"7"`, true},
+		{"number as written", `{"meta":{"version":12345678901234567890.0}}`, "12345678901234567890.0", true},
+		{"missing", `{"meta":{}}`, "", false},
+		{"empty string", `{"meta":{"version":""}}`, "", false},
+		{"null", `{"meta":{"version":null}}`, "", false},
+		{"object", `{"meta":{"version":{"v":1}}}`, "", false},
+		{"not JSON", `{"meta":`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, ok := c.ExpectedVersion([]byte(tt.payload)); got != tt.want || ok != tt.ok {
+				t.Errorf("ExpectedVersion = %q, %v; want %q, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+	if v, ok := parseOne(t, "    conditional_update: {header: If-Match}\n").ExpectedVersion([]byte(`{"meta":{"version":"1"}}`)); ok {
+		t.Errorf("no version_field: ExpectedVersion = %q, true", v)
+	}
+}
+
 func TestContract_Mismatches(t *testing.T) {
 	c := parseOne(t, `    reference_field: metadata.ref
     response: {id_field: id, match: [amount, currency, metadata.ref, items]}

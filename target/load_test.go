@@ -94,7 +94,7 @@ func TestLoad_CompleteFile(t *testing.T) {
 			TenantField:          "metadata.settle_tenant",
 			Idempotency:          &Idempotency{Header: "Idempotency-Key", Scope: "account", Retention: 24 * time.Hour, Mismatch: MismatchRejected, Concurrent: ConcurrentConflict},
 			Lookup:               &Lookup{Method: "GET", Path: "/v1/charges?reference={reference}", ResultsField: "data", PropagationLimit: 30 * time.Second},
-			ConditionalUpdate:    &ConditionalUpdate{Header: "If-Match"},
+			ConditionalUpdate:    &ConditionalUpdate{Header: "If-Match", VersionField: "expected_version"},
 			LateRequestsRejected: true,
 			Outcomes: []OutcomeRule{
 				{Status: "201", Outcome: Succeeded},
@@ -103,8 +103,9 @@ func TestLoad_CompleteFile(t *testing.T) {
 				{Status: "409", Outcome: InProgress},
 				{Status: "503", Outcome: RejectedWithoutSideEffect, Documentation: "https://docs.example.com/api/v1#maintenance"},
 			},
-			Response: Response{IDField: "id", Match: []string{"amount", "currency", "metadata.settle_ref", "metadata.settle_tenant"}},
-			Webhook:  &Webhook{SecretEnv: "SETTLE_PAYMENTS_WEBHOOK_SECRET", Tolerance: 2 * time.Minute},
+			Response: Response{IDField: "id", Match: []string{"amount", "currency", "metadata.settle_ref", "metadata.settle_tenant"},
+				StatusField: "status", Succeeded: []string{"succeeded", "paid"}},
+			Webhook: &Webhook{SecretEnv: "SETTLE_PAYMENTS_WEBHOOK_SECRET", Tolerance: 2 * time.Minute},
 		}},
 		{"provisioning", Contract{
 			Name:          "provisioning",
@@ -156,6 +157,12 @@ func TestParse_SafeDefaults(t *testing.T) {
 	}
 	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassD}) {
 		t.Errorf("Classes = %v; want [D]", got)
+	}
+	if done, err := c.Completed([]byte(`{"id":"x"}`)); !done || err != nil {
+		t.Errorf("no status_field: Completed = %v, %v; want an existing object to count as completed", done, err)
+	}
+	if v, ok := c.ExpectedVersion([]byte(`{"version":"3"}`)); ok {
+		t.Errorf("no conditional_update: ExpectedVersion = %q, true", v)
 	}
 	for _, code := range []int{200, 201, 202, 400, 409, 500, 503} {
 		if got := c.Classify(code); got != Unknown {

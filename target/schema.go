@@ -90,12 +90,12 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 		}
 	}
 	c.Lookup = o.lookup(c)
-	if cu := o.child("conditional_update", "header"); cu != nil {
-		c.ConditionalUpdate = &ConditionalUpdate{Header: cu.header("header")}
+	if cu := o.child("conditional_update", "header", "version_field"); cu != nil {
+		c.ConditionalUpdate = &ConditionalUpdate{Header: cu.header("header"), VersionField: cu.field("version_field")}
 	}
 	c.LateRequestsRejected = o.boolean("late_requests_rejected")
 	c.Outcomes = o.outcomes(c)
-	if r := o.need("response", "id_field", "match"); r != nil {
+	if r := o.need("response", "id_field", "match", "status_field", "succeeded"); r != nil {
 		c.Response = r.response(c)
 	}
 	if wh := o.child("webhook", "secret_env", "tolerance"); wh != nil {
@@ -184,9 +184,17 @@ func (o *object) outcomes(c *Contract) []OutcomeRule {
 func (o *object) response(c *Contract) Response {
 	r := Response{IDField: o.field("id_field")}
 	o.require("id_field")
-	if !o.require("match") {
-		return r
+	if o.require("match") {
+		r.Match = o.match(c)
 	}
+	r.StatusField = o.field("status_field")
+	r.Succeeded = o.succeeded(r.StatusField != "")
+	return r
+}
+
+// match reads response.match.
+func (o *object) match(c *Contract) []string {
+	var match []string
 	items := o.list("match")
 	if seq, ok := o.fields["match"].Value.(*ast.SequenceNode); ok && len(seq.Values) == 0 {
 		o.fail("match", "needs at least one field; matching nothing would accept any object")
@@ -199,20 +207,59 @@ func (o *object) response(c *Contract) Response {
 			o.d.fail(n, p, "must be a dotted field path")
 		case !fieldRe.MatchString(s.Value):
 			o.d.fail(n, p, "%q is not a dotted field path (e.g. metadata.settle_ref)", s.Value)
-		case slices.Contains(r.Match, s.Value):
+		case slices.Contains(match, s.Value):
 			o.d.fail(n, p, "%s is listed twice", s.Value)
 		default:
-			r.Match = append(r.Match, s.Value)
+			match = append(match, s.Value)
 		}
 	}
 	// A lookup result is this operation's only if it carries settle's
 	// reference and tenant (paper: check tenant on every lookup result).
 	for _, f := range []string{c.ReferenceField, c.TenantField} {
-		if f != "" && len(r.Match) > 0 && !slices.Contains(r.Match, f) {
+		if f != "" && len(match) > 0 && !slices.Contains(match, f) {
 			o.fail("match", "must include %s, which settle writes into the payload", f)
 		}
 	}
-	return r
+	return match
+}
+
+// succeeded reads response.succeeded, the status values that mean
+// completed. It belongs with status_field: a list without the field would
+// look like a status check that settle never makes.
+func (o *object) succeeded(hasField bool) []string {
+	if !o.has("succeeded") {
+		if hasField {
+			o.fail("succeeded", "required with status_field: list the values that mean the object is completed")
+		}
+		return nil
+	}
+	if !hasField {
+		if o.has("status_field") {
+			return nil // status_field itself is wrong and already reported
+		}
+		o.fail("succeeded", "needs status_field; set it to the field holding the status, or remove succeeded")
+		return nil
+	}
+	items := o.list("succeeded")
+	if seq, ok := o.fields["succeeded"].Value.(*ast.SequenceNode); ok && len(seq.Values) == 0 {
+		o.fail("succeeded", "needs at least one value; with none, nothing would ever count as completed")
+	}
+	var out []string
+	for i, n := range items {
+		p := index(join(o.path, "succeeded"), i)
+		s, ok := o.d.plain(n, p).(*ast.StringNode)
+		switch {
+		case !ok:
+			o.d.fail(n, p, "must be text (quote it)")
+		case strings.TrimSpace(s.Value) == "":
+			o.d.fail(n, p, "is empty; give a value or remove it")
+		case slices.Contains(out, s.Value):
+			o.d.fail(n, p, "%s is listed twice", s.Value)
+		default:
+			out = append(out, s.Value)
+		}
+	}
+	return out
 }
 
 // need reads a required block.

@@ -64,8 +64,15 @@ type event struct {
 	evidence []byte
 }
 
-// appendEvents writes events with one multi-row INSERT.
+// appendEvents writes events with multi-row INSERTs of up to 500 rows,
+// which keeps each statement under SQLite's limit on bound parameters.
 func appendEvents(ctx context.Context, tx *sql.Tx, evs []event) error {
+	for len(evs) > 500 {
+		if err := appendEvents(ctx, tx, evs[:500]); err != nil {
+			return err
+		}
+		evs = evs[500:]
+	}
 	if len(evs) == 0 {
 		return nil
 	}

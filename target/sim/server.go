@@ -36,7 +36,7 @@ func Start(cfg Config) (*Server, error) {
 	s := &Server{
 		sim:  sim,
 		http: &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second},
-		url:  "http://" + ln.Addr().String(),
+		url:  baseURL(addr, ln.Addr()),
 		done: make(chan struct{}),
 	}
 	go func() {
@@ -48,6 +48,23 @@ func Start(cfg Config) (*Server, error) {
 
 // URL returns the base URL, e.g. "http://127.0.0.1:41234".
 func (s *Server) URL() string { return s.url }
+
+// baseURL names the listener by the host that was asked for, so that a
+// contract for "localhost:9090" says localhost, with the port actually
+// bound (port 0 picks one). An empty or unspecified host (":9090",
+// "0.0.0.0:9090") becomes 127.0.0.1: a URL needs one host, and loopback
+// works from this machine.
+func baseURL(requested string, bound net.Addr) string {
+	host, _, err := net.SplitHostPort(requested)
+	_, port, err2 := net.SplitHostPort(bound.String())
+	if err != nil || err2 != nil {
+		return "http://" + bound.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
 
 // Sim returns the simulator, for scripting faults and counting objects.
 func (s *Server) Sim() *Sim { return s.sim }

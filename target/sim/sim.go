@@ -6,6 +6,8 @@
 // object was committed, connection resets, slow responses, lookups that lag
 // behind commits, and idempotency keys forgotten after their retention
 // window. Tests count remote effects with Objects or GET /_sim/objects.
+// Server.Contract describes a running instance as a settle target contract,
+// citing the simulator's own documentation at GET /_sim/docs.
 //
 // Times the simulator measures (the retention window, lookup lag, "created"
 // stamps, webhook signatures) follow Config.Now so that tests can move them;
@@ -239,6 +241,7 @@ func New(cfg Config) (*Sim, error) {
 	s.mux.HandleFunc("POST /v1/charges/{id}", s.handleUpdate)
 	s.mux.HandleFunc("GET /_sim/objects", s.handleObjects)
 	s.mux.HandleFunc("POST /_sim/duplicate", s.handleDuplicate)
+	s.mux.HandleFunc("GET /_sim/docs", s.handleDocs)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	})

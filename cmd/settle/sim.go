@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"settle/target/sim"
+)
+
+// simTargetName is the contract schema's rule for target names (package
+// target), checked here so that a bad --name is a usage error, not a
+// contract that settle serve later refuses.
+var simTargetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// runSim runs `settle sim`: the simulated payments target as a server of
+// its own, for drills against a running settle. With --print-contract it
+// prints the contract that describes a simulator started with the same
+// flags, and exits.
+func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("settle sim", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:9090", "listen address HOST:PORT; the contract's base_url names it")
+	class := fs.String("class", "A", "capability class: A (idempotency keys and lookup), B (lookup), C (lookup and If-Match) or D (none)")
+	retention := fs.Duration("retention", 24*time.Hour, "class A: how long an Idempotency-Key is honoured")
+	lag := fs.Duration("lag", 0, "how long after commit a charge becomes visible to lookups")
+	async := fs.Bool("async", false, "answer creates with 202 and a pending charge that succeeds 1s later")
+	webhookURL := fs.String("webhook-url", "", "send signed charge.succeeded events here; the secret comes from env "+sim.WebhookSecretEnv)
+	seed := fs.Uint64("seed", 1, "seed of the fault draws: the same seed and requests draw the same faults")
+	name := fs.String("name", "sim", "target name in the printed contract")
+	printContract := fs.Bool("print-contract", false, "print the contracts YAML for a simulator with these flags, and exit")
+	odds := []struct {
+		flag string
+		p    *float64
+	}{
+		{"drop-after-commit", fs.Float64("drop-after-commit", 0, "probability 0-1 that a create commits, then the connection closes unanswered")},
+		{"fail-after-commit", fs.Float64("fail-after-commit", 0, "probability 0-1 that a create commits, then answers 500")},
+		{"fail-before-commit", fs.Float64("fail-before-commit", 0, "probability 0-1 that a create answers 503 without creating anything")},
+		{"slow", fs.Float64("slow", 0, "probability 0-1 that a create commits, then answers after 2s (the contract's timeout)")},
+		{"reset", fs.Float64("reset", 0, "probability 0-1 that the connection is reset before anything is created")},
+	}
+	// -h is a flag of its own so that the flag package's usage text, printed
+	// after every error, can be silenced: each error stays one line.
+	help := fs.Bool("h", false, "print this help and exit")
+	fs.BoolVar(help, "help", false, "print this help and exit")
+	fs.Usage = func() {}
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	if *help {
+		fmt.Fprintln(stdout, "usage: settle sim [flags]\n\nServes the simulated payments target. Flags:")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+
+	bad := func(format string, args ...any) error {
+		fmt.Fprintf(stderr, "settle sim: "+format+"\n", args...)
+		return errUsage
+	}
+	cfg := sim.Config{
+		Class:      strings.ToUpper(*class),
+		Addr:       *addr,
+		Retention:  *retention,
+		LookupLag:  *lag,
+		Async:      *async,
+		WebhookURL: *webhookURL,
+		Seed:       *seed,
+	}
+	switch {
+	case !slices.Contains([]string{"A", "B", "C", "D"}, cfg.Class):
+		return bad("--class must be A, B, C or D")
+	case *retention <= 0:
+		return bad("--retention must be more than 0s")
+	case *lag < 0:
+		return bad("--lag must not be negative")
+	case !simTargetName.MatchString(*name):
+		return bad("--name must be 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit")
+	}
+	sum := 0.0
+	for _, o := range odds {
+		if *o.p < 0 || *o.p > 1 || math.IsNaN(*o.p) {
+			return bad("--%s must be a probability from 0 to 1", o.flag)
+		}
+		sum += *o.p
+	}
+	// One draw picks at most one fault per request, so the odds share 1.
+	if sum > 1+1e-9 {
+		return bad("the fault probabilities add up to %g; at most 1", sum)
+	}
+	cfg.DropAfterCommit, cfg.FailAfterCommit, cfg.FailBeforeCommit, cfg.Slow, cfg.Reset = *odds[0].p, *odds[1].p, *odds[2].p, *odds[3].p, *odds[4].p
+	if cfg.WebhookURL != "" {
+		// The URL is not echoed: it may carry a token.
+		if u, err := url.Parse(cfg.WebhookURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("--webhook-url must be an absolute http or https URL")
+		}
+		if cfg.WebhookSecret = os.Getenv(sim.WebhookSecretEnv); strings.TrimSpace(cfg.WebhookSecret) == "" {
+			return bad("--webhook-url needs the signing secret in the environment variable %s", sim.WebhookSecretEnv)
+		}
+	}
+
+	// The contract names the URL of a listening server, so even
+	// --print-contract starts one, if only for a moment.
+	srv, err := sim.Start(cfg)
+	if err != nil {
+		return err
+	}
+	if *printContract {
+		contract := srv.Contract(*name)
+		if err := srv.Close(); err != nil {
+			return err
+		}
+		_, err := stdout.Write(contract)
+		return err
+	}
+	fmt.Fprintf(stdout, "settle sim: listening on %s (class %s)\n", srv.URL(), cfg.Class)
+	<-ctx.Done()
+	return srv.Close()
+}

@@ -1,0 +1,222 @@
+package reconciler_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"settle/ledger"
+	"settle/ledger/ledgertest"
+	"settle/ledger/storetest"
+	"settle/target"
+	"settle/target/sim"
+)
+
+// The paper's six fault-injection tests, each on both stores.
+
+// 1. The server commits and the response is dropped: UNKNOWN, then
+// SUCCEEDED after reconciliation, exactly one remote object — whether the
+// reconciler replays the key (class A) or looks the object up (class B).
+func TestFault1_CommitThenDropResponse(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		for _, class := range []string{"A", "B"} {
+			t.Run("Class"+class, func(t *testing.T) {
+				r := newRig(t, h, sim.Config{Class: class}, nil)
+				r.sim.Script(sim.DropAfterCommit)
+				op := r.create("acme", "order-1", 500)
+				r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+				if got := r.get(op); got.Reason == "" || !strings.Contains(got.Reason, "no response") {
+					t.Fatalf("reason %q", got.Reason)
+				}
+				if r.remote(op) != 1 {
+					t.Fatal("the simulator did not commit")
+				}
+				r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler())
+				got := r.get(op)
+				objs := r.sim.Objects()
+				if r.remote(op) != 1 || got.RemoteRef != objs[0].ID || got.Attempts != 1 {
+					t.Fatalf("remote objects %d, ref %q (want %q), attempts %d", r.remote(op), got.RemoteRef, objs[0].ID, got.Attempts)
+				}
+				want := []ledger.State{ledger.Prepared, ledger.InFlight, ledger.Unknown, ledger.Succeeded}
+				if h := r.history(op); !slices.Equal(h, want) {
+					t.Fatalf("history %v, want %v", h, want)
+				}
+			})
+		}
+	})
+}
+
+// 2. The worker dies after sending and before recording: the lease expires
+// into UNKNOWN, and reconciliation resolves it with one remote object.
+func TestFault2_WorkerKilledAfterSend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "B", SlowDelay: time.Second}, func(c *target.Contract) {
+			c.Timeout = 1500 * time.Millisecond
+		})
+		r.sim.Script(sim.Slow) // commits, then holds the answer
+		op := r.create("acme", "order-1", 500)
+		exec := r.executor(r.store)
+		exec.Lease, exec.Grace = 2*time.Second, 10*time.Millisecond
+		// Kill the executor as soon as the target has the request.
+		r.runUntil("the request to arrive", 5*time.Second, func() bool { return r.remote(op) == 1 }, exec)
+		if got := r.get(op); got.State != ledger.InFlight {
+			t.Fatalf("a killed worker recorded %s", got.State)
+		}
+		r.runUntil("the lease to expire into UNKNOWN", 10*time.Second, r.isIn(op, ledger.Unknown), r.sweeper())
+		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler())
+		if n := r.remote(op); n != 1 {
+			t.Fatalf("%d remote objects", n)
+		}
+		if e := r.history(op); e[2] != ledger.Unknown {
+			t.Fatalf("history %v: the expired lease must pass through UNKNOWN", e)
+		}
+	})
+}
+
+// 3. Two workers race to claim: each operation is sent by one of them only.
+func TestFault3_TwoWorkersRace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "D"}, nil) // no idempotency to hide a double send
+		var ops []ledger.Operation
+		for i := 0; i < 200; i++ {
+			ops = append(ops, r.create("acme", "order-"+string(rune('a'+i%26))+strings.Repeat("x", i/26), 100+i))
+		}
+		other := h.Sibling(t, r.store, time.Now)
+		done := func() bool {
+			page, _ := r.store.List(r.ctx, ledger.ListFilter{Tenant: "acme", State: ledger.Succeeded, Limit: 500})
+			return len(page.Operations) == len(ops)
+		}
+		r.runUntil("all SUCCEEDED", 20*time.Second, done, r.executor(r.store), r.executor(other))
+		if got := r.sim.Requests(); got != len(ops) {
+			t.Fatalf("%d create requests for %d operations", got, len(ops))
+		}
+		for _, op := range ops {
+			if n := r.remote(op); n != 1 {
+				t.Fatalf("%s: %d remote objects", op.ID, n)
+			}
+		}
+	})
+}
+
+// 4. Same intent, changed payload: rejected, and only the approved payload
+// is ever sent.
+func TestFault4_ChangedPayloadNeverSent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A"}, nil)
+		op := r.create("acme", "credit-9", 50)
+		_, _, err := r.store.Create(r.ctx, ledger.NewOperation{
+			Tenant: "acme", Type: "charge", IntentRef: "credit-9", Target: "payments",
+			Payload: []byte(`{"amount":40,"currency":"EUR","metadata":{"order":"credit-9"}}`), Bind: r.c.Bind,
+			RetryWindow: r.c.RetryWindow(),
+		})
+		if ledger.ErrorCode(err) != ledger.EPayloadConflict {
+			t.Fatalf("changed payload: %v", err)
+		}
+		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.executor(r.store))
+		objs := r.sim.Objects()
+		if len(objs) != 1 || objs[0].Amount != 50 || r.sim.Requests() != 1 {
+			t.Fatalf("remote objects %+v after %d requests", objs, r.sim.Requests())
+		}
+	})
+}
+
+// 5. The lookup finds nothing while the target is slow to show the object:
+// the operation stays UNKNOWN, never FAILED_TERMINAL, until it appears.
+func TestFault5_LookupEmptyWhileSlow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "B", LookupLag: time.Hour}, nil)
+		r.sim.Script(sim.DropAfterCommit)
+		op := r.create("acme", "order-1", 500)
+		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		rounds := func() bool {
+			n := 0
+			for _, s := range r.history(op) {
+				if s == ledger.Unknown {
+					n++
+				}
+			}
+			return n >= 5 // several inconclusive lookups recorded
+		}
+		r.runUntil("five inconclusive lookups", 10*time.Second, rounds, r.reconciler())
+		if got := r.get(op); got.State != ledger.Unknown {
+			t.Fatalf("state %s after lookups that found nothing", got.State)
+		}
+		ev := r.lastEvent(op)
+		if !strings.Contains(string(ev.Evidence), `"absence"`) || !strings.Contains(ev.Reason, "absence alone proves nothing") {
+			t.Fatalf("evidence %s, reason %q", ev.Evidence, ev.Reason)
+		}
+		r.sim.SetLookupLag(0)
+		r.runUntil("SUCCEEDED once visible", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler())
+		if r.remote(op) != 1 {
+			t.Fatal("duplicate remote object")
+		}
+	})
+}
+
+// 6. Evidence about another tenant, or about another reference, never
+// resolves an operation: the reconciler escalates instead.
+func TestFault6_CrossTenantEvidence(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "B"}, nil)
+		r.sim.Script(sim.FailBeforeCommit) // nothing created by settle
+		op := r.create("acme", "order-1", 500)
+		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		// Another tenant's charge that carries acme's reference.
+		body := `{"amount":500,"currency":"EUR","metadata":{"order":"order-1","settle_ref":"` + op.RemoteKey + `","settle_tenant":"globex"}}`
+		resp, err := http.Post(r.srv.URL()+"/v1/charges", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		r.runUntil("ESCALATED", 5*time.Second, r.isIn(op, ledger.Escalated), r.reconciler())
+		ev := r.lastEvent(op)
+		var evidence map[string]any
+		_ = json.Unmarshal(ev.Evidence, &evidence)
+		if !strings.Contains(ev.Reason, "does not match") || !strings.Contains(string(ev.Evidence), "settle_tenant") {
+			t.Fatalf("reason %q evidence %s", ev.Reason, ev.Evidence)
+		}
+		if r.get(op).State == ledger.Succeeded {
+			t.Fatal("another tenant's object confirmed the operation")
+		}
+	})
+}
+
+// Graceful shutdown: claiming stops, sends in progress finish and are
+// recorded within the grace period.
+func TestExecutor_GracefulShutdown(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A", Latency: 300 * time.Millisecond}, nil)
+		op := r.create("acme", "order-1", 500)
+		exec := r.executor(r.store)
+		r.runUntil("the request to arrive", 5*time.Second, func() bool { return r.sim.Requests() == 1 }, exec)
+		// runUntil has cancelled the executor mid-send and waited for it.
+		if got := r.get(op); got.State != ledger.Succeeded {
+			t.Fatalf("in-flight send not recorded on shutdown: %s", got.State)
+		}
+		later := r.create("acme", "order-2", 600)
+		time.Sleep(100 * time.Millisecond)
+		if got := r.get(later); got.State != ledger.Prepared || r.sim.Requests() != 1 {
+			t.Fatal("a stopped executor claimed new work")
+		}
+	})
+}
+
+func TestExecutor_UnknownTargetEscalates(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A"}, nil)
+		n := ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "x", Target: "retired",
+			Payload: []byte(`{"amount":1}`)}
+		op, _, err := r.store.Create(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.runUntil("ESCALATED", 5*time.Second, r.isIn(op, ledger.Escalated), r.executor(r.store))
+		if r.sim.Requests() != 0 {
+			t.Fatal("sent without a contract")
+		}
+	})
+}
