@@ -109,7 +109,7 @@ func (s *server) createOperation(c echo.Context) error {
 	}
 	n := ledger.NewOperation{
 		Tenant: tenantOf(c), Type: req.OperationType, IntentRef: req.IntentRef, Target: req.Target,
-		Payload: req.Payload, Deadline: req.deadline, RetryWindow: t.RetryWindow,
+		Payload: req.Payload, Deadline: req.deadline, RetryWindow: t.RetryWindow, Bind: t.Bind,
 	}
 	if n.Deadline == nil && t.Deadline > 0 {
 		d := s.now().Add(t.Deadline)

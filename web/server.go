@@ -24,6 +24,9 @@ type Target struct {
 	RetryWindow time.Duration // documented idempotency-key retention; 0 = none
 	Deadline    time.Duration // default operation deadline; 0 = none
 	Owner       string        // owning team, named in plain-language status
+	// Bind writes settle's references into the payload before hashing
+	// (see ledger.NewOperation.Bind); nil when the contract names none.
+	Bind func(payload []byte, remoteKey, tenant string) ([]byte, error)
 }
 
 // Targets resolves target names; an unknown name is refused at creation.

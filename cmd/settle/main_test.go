@@ -170,7 +170,7 @@ func TestUsage(t *testing.T) {
 func TestToken_EndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
-	base := start(t, dir, nil, "--database-url", db, "--targets", "payments")
+	base := start(t, dir, nil, "--database-url", db, "--demo")
 
 	c := exec.Command(binary, "token", "create", "--tenant", "acme", "--database-url", db)
 	var stdout, stderr bytes.Buffer
@@ -185,7 +185,7 @@ func TestToken_EndToEnd(t *testing.T) {
 
 	post := func() int {
 		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/operations", strings.NewReader(
-			`{"target":"payments","operation_type":"charge","intent_ref":"a-1","payload":{"amount":1}}`))
+			`{"target":"demo","operation_type":"charge","intent_ref":"a-1","payload":{"amount":1,"currency":"EUR"}}`))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)

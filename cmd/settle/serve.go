@@ -10,83 +10,173 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"regexp"
-	"strings"
+	"sync"
 	"time"
 
+	"settle/reconciler"
+	"settle/target"
+	"settle/target/sim"
 	"settle/web"
 )
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// serveConfig is everything `settle serve` reads from flags and env.
+type serveConfig struct {
+	dbURL, addr, contracts             string
+	demo                               bool
+	bodyLimit                          int64
+	noExecutor, noSweeper, noReconcile bool
+	lease                              time.Duration
+	workers                            int
+}
+
+func serveFlags(args []string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
 	fs := flag.NewFlagSet("settle serve", flag.ContinueOnError)
-	dbURL := dbFlag(fs)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT")
-	targetList := fs.String("targets", os.Getenv("SETTLE_TARGETS"),
-		"comma-separated names of valid targets, until contracts are configured (env SETTLE_TARGETS)")
-	bodyLimit := fs.Int64("body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
+	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
+		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
+	fs.BoolVar(&c.demo, "demo", false, "also run a simulated target in-process, as target \"demo\"")
+	fs.Int64Var(&c.bodyLimit, "body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
+	fs.BoolVar(&c.noExecutor, "no-executor", false, "do not send operations from this replica")
+	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
+	fs.BoolVar(&c.noReconcile, "no-reconciler", false, "do not reconcile UNKNOWN operations from this replica")
+	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
+	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
 	if err := parse(fs, args, stderr); err != nil {
+		return c, err
+	}
+	switch {
+	case c.bodyLimit <= 0:
+		return c, fmt.Errorf("--body-limit must be positive")
+	case c.workers <= 0:
+		return c, fmt.Errorf("--workers must be positive")
+	}
+	return c, nil
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := serveFlags(args, stderr)
+	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 
-	store, desc, err := openStore(ctx, *dbURL)
+	contracts, stopDemo, err := loadContracts(cfg)
+	if err != nil {
+		return err
+	}
+	defer stopDemo()
+	if err := checkLease(contracts, cfg.lease); err != nil {
+		return err
+	}
+	store, desc, err := openStore(ctx, cfg.dbURL)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	targets, err := parseTargets(*targetList)
-	if err != nil {
-		return err
-	}
-	if *bodyLimit <= 0 {
-		return fmt.Errorf("--body-limit must be positive")
-	}
-	e := web.New(web.Config{Store: store, Tokens: store, Targets: targets, BodyLimit: *bodyLimit, Logger: log})
+	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
+		BodyLimit: cfg.bodyLimit, Logger: log})
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s)\n", ln.Addr(), desc)
 
+	client := target.NewClient()
+	var loops []interface{ Run(context.Context) error }
+	if !cfg.noExecutor {
+		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: log,
+			Lease: cfg.lease, Workers: cfg.workers})
+	}
+	if !cfg.noSweeper {
+		loops = append(loops, &reconciler.Sweeper{Store: store, Log: log})
+	}
+	if !cfg.noReconcile {
+		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: log,
+			Lease: cfg.lease})
+	}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	var work sync.WaitGroup
+	work.Add(1)
+	go func() { defer work.Done(); reconciler.Run(workCtx, loops...) }()
+
+	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; background loops: %d)\n",
+		ln.Addr(), desc, len(contracts.Names()), len(loops))
+
+	var serveErr error
 	select {
 	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
+		serveErr = fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	// Stop taking requests first, then let the loops finish what they hold.
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
+		serveErr = fmt.Errorf("shutdown: %w", err)
+	}
+	stopWork()
+	work.Wait()
+	return serveErr
+}
+
+// loadContracts reads --contracts and, with --demo, adds an in-process
+// simulated target named "demo". The returned func stops the simulator.
+func loadContracts(cfg serveConfig) (*target.Set, func(), error) {
+	var sets []*target.Set
+	if cfg.contracts != "" {
+		set, err := target.Load(cfg.contracts)
+		if err != nil {
+			return nil, func() {}, err
+		}
+		sets = append(sets, set)
+	}
+	stop := func() {}
+	if cfg.demo {
+		srv, err := sim.Start(sim.Config{Class: "A"})
+		if err != nil {
+			return nil, stop, fmt.Errorf("demo target: %w", err)
+		}
+		stop = func() { srv.Close() }
+		set, err := target.Parse("demo target", srv.Contract("demo"))
+		if err != nil {
+			stop()
+			return nil, func() {}, err
+		}
+		sets = append(sets, set)
+	}
+	set, err := target.Join(sets...)
+	if err != nil {
+		stop()
+		return nil, func() {}, err
+	}
+	return set, stop, nil
+}
+
+// checkLease refuses a lease that a send could outlive: the sweeper would
+// declare UNKNOWN an operation whose answer is still on its way.
+func checkLease(set *target.Set, lease time.Duration) error {
+	for _, name := range set.Names() {
+		c, _ := set.Get(name)
+		if lease < c.Timeout+5*time.Second {
+			return fmt.Errorf("--lease %s must exceed target %s's timeout (%s) by at least 5s", lease, name, c.Timeout)
+		}
 	}
 	return nil
 }
 
-// staticTargets is the stub target list used until target contracts exist.
-type staticTargets map[string]web.Target
+// contractTargets gives the API what it needs from the contracts.
+type contractTargets struct{ set *target.Set }
 
-func (s staticTargets) Target(name string) (web.Target, bool) {
-	t, ok := s[name]
-	return t, ok
-}
-
-var targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-func parseTargets(list string) (staticTargets, error) {
-	out := staticTargets{}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if !targetName.MatchString(name) {
-			return nil, fmt.Errorf("--targets: invalid target name %q", name)
-		}
-		out[name] = web.Target{}
+func (t contractTargets) Target(name string) (web.Target, bool) {
+	c, ok := t.set.Get(name)
+	if !ok {
+		return web.Target{}, false
 	}
-	return out, nil
+	return web.Target{RetryWindow: c.RetryWindow(), Deadline: c.Deadline, Owner: c.Owner.Team, Bind: c.Bind}, true
 }
