@@ -3,15 +3,19 @@ package reconciler_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
+	"settle/reconciler"
 	"settle/target"
 	"settle/target/sim"
 )
@@ -157,9 +161,51 @@ func TestFault5_LookupEmptyWhileSlow(t *testing.T) {
 	})
 }
 
-// 6. Evidence about another tenant, or about another reference, never
-// resolves an operation: the reconciler escalates instead.
-func TestFault6_CrossTenantEvidence(t *testing.T) {
+// 6. Unmatched or cross-tenant evidence changes nothing: matching reads
+// only, scopes by the tenant the evidence names, and never guesses one.
+func TestFault6_UnmatchedOrCrossTenantEvidence(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "B"}, nil)
+		r.sim.Script(sim.FailBeforeCommit)
+		op := r.create("acme", "order-1", 500)
+		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		before := r.get(op)
+		object := func(ref, tenant string, amount int) []byte {
+			return []byte(fmt.Sprintf(`{"id":"ch_x","amount":%d,"currency":"EUR","status":"succeeded",
+				"metadata":{"order":"order-1","settle_ref":%q,"settle_tenant":%q}}`, amount, ref, tenant))
+		}
+		for name, c := range map[string]struct {
+			object []byte
+			want   reconciler.Match
+		}{
+			"UnknownReference": {object(uuid.NewString(), "acme", 500), reconciler.Unmatched},
+			"OtherTenant":      {object(op.RemoteKey, "globex", 500), reconciler.Unmatched},
+			"NoTenant":         {object(op.RemoteKey, "", 500), reconciler.Unmatched},
+			"NoReference":      {object("", "acme", 500), reconciler.Unmatched},
+			"NotJSON":          {[]byte(`{"id":`), reconciler.Unmatched},
+			"FieldsDiffer":     {object(op.RemoteKey, "acme", 400), reconciler.Mismatched},
+			"Matches":          {object(op.RemoteKey, "acme", 500), reconciler.Matched},
+		} {
+			t.Run(name, func(t *testing.T) {
+				ev, err := reconciler.MatchEvidence(r.ctx, r.store, r.c, c.object)
+				if err != nil || ev.Match != c.want {
+					t.Fatalf("match = %v (%s), %v; want %v", ev.Match, ev.Why, err, c.want)
+				}
+				if c.want != reconciler.Unmatched && ev.Operation.ID != op.ID {
+					t.Fatal("matched the wrong operation")
+				}
+			})
+		}
+		after := r.get(op)
+		if after.State != before.State || after.Fence != before.Fence || !after.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Fatal("matching evidence changed the operation")
+		}
+	})
+}
+
+// A lookup result that carries settle's reference but names another tenant
+// never confirms the operation: it is escalated.
+func TestReconciler_LookupOtherTenantEscalates(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		r.sim.Script(sim.FailBeforeCommit) // nothing created by settle

@@ -18,3 +18,25 @@ func (c *Contract) Bind(payload []byte, remoteKey, tenant string) ([]byte, error
 	}
 	return InjectFields(payload, fields)
 }
+
+// References reads settle's reference and tenant back out of a remote object
+// (a lookup result or an inbound event's object), from the fields Bind
+// wrote. Either is "" when the contract names no such field or the object
+// lacks it or holds a non-string there.
+func (c *Contract) References(object []byte) (reference, tenant string) {
+	v, err := decodeJSON(object)
+	if err != nil {
+		return "", ""
+	}
+	str := func(path string) string {
+		if path == "" {
+			return ""
+		}
+		x, ok := get(v, path)
+		if s, isStr := x.(string); ok && isStr {
+			return s
+		}
+		return ""
+	}
+	return str(c.ReferenceField), str(c.TenantField)
+}
