@@ -1,5 +1,7 @@
 package target
 
+import "encoding/json"
+
 // Bind writes settle's references into an approved payload before it is
 // canonicalised and hashed: the operation's remote key into ReferenceField
 // and the tenant into TenantField, where the contract names them, so that the
@@ -39,4 +41,28 @@ func (c *Contract) References(object []byte) (reference, tenant string) {
 		return ""
 	}
 	return str(c.ReferenceField), str(c.TenantField)
+}
+
+// EventParts reads an inbound webhook event: its own id (at
+// webhook.event_id_field, "" when absent) and its remote object (at
+// webhook.object_field, nil when absent or not an object).
+func (c *Contract) EventParts(body []byte) (eventID string, object []byte) {
+	if c.Webhook == nil {
+		return "", nil
+	}
+	v, err := decodeJSON(body)
+	if err != nil {
+		return "", nil
+	}
+	if id, ok := get(v, c.Webhook.EventIDField); ok {
+		if s, isStr := id.(string); isStr {
+			eventID = s
+		}
+	}
+	if obj, ok := get(v, c.Webhook.ObjectField); ok {
+		if _, isObj := obj.(map[string]any); isObj {
+			object, _ = json.Marshal(obj)
+		}
+	}
+	return eventID, object
 }

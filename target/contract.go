@@ -149,9 +149,16 @@ type Response struct {
 
 // Webhook describes inbound events. It holds the name of the environment
 // variable with the secret, never the secret.
+//
+// Deliveries are signed as settle's simulator and its client callbacks sign:
+// header SignatureHeader = "t=<unix seconds>,v1=<hex HMAC-SHA256 of
+// "<t>.<body>">"; the event's remote object sits at ObjectField.
 type Webhook struct {
-	SecretEnv string
-	Tolerance time.Duration // accepted clock difference of signed timestamps
+	SecretEnv       string
+	Tolerance       time.Duration // accepted clock difference of signed timestamps
+	SignatureHeader string        // default "Settle-Signature"
+	ObjectField     string        // dotted path of the object in the event; default "data"
+	EventIDField    string        // dotted path of the event id; default "id"
 }
 
 // rule finds the row for status. It scans the rows rather than a compiled

@@ -57,6 +57,9 @@
 //	    webhook:                           # optional
 //	      secret_env: SETTLE_PAYMENTS_WEBHOOK_SECRET  # required; the variable's name, never the secret
 //	      tolerance: 5m                    # default 5m, 0 < tolerance ≤ 1h
+//	      signature_header: Settle-Signature  # default; "t=<unix>,v1=<hex HMAC-SHA256("<t>.<body>")>"
+//	      object_field: data               # default; dotted path of the remote object in an event
+//	      event_id_field: id               # default; dotted path of the event's id
 //
 // Further rules: succeeded and accepted_pending only for 2xx statuses; a
 // status appears once; idempotency.concurrent: conflict needs an in_progress

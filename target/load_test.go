@@ -105,7 +105,8 @@ func TestLoad_CompleteFile(t *testing.T) {
 			},
 			Response: Response{IDField: "id", Match: []string{"amount", "currency", "metadata.settle_ref", "metadata.settle_tenant"},
 				StatusField: "status", Succeeded: []string{"succeeded", "paid"}},
-			Webhook: &Webhook{SecretEnv: "SETTLE_PAYMENTS_WEBHOOK_SECRET", Tolerance: 2 * time.Minute},
+			Webhook: &Webhook{SecretEnv: "SETTLE_PAYMENTS_WEBHOOK_SECRET", Tolerance: 2 * time.Minute,
+				SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id"},
 		}},
 		{"provisioning", Contract{
 			Name:          "provisioning",

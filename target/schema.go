@@ -98,8 +98,18 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 	if r := o.need("response", "id_field", "match", "status_field", "succeeded"); r != nil {
 		c.Response = r.response(c)
 	}
-	if wh := o.child("webhook", "secret_env", "tolerance"); wh != nil {
-		c.Webhook = &Webhook{Tolerance: wh.duration("tolerance", DefaultTolerance)}
+	if wh := o.child("webhook", "secret_env", "tolerance", "signature_header", "object_field", "event_id_field"); wh != nil {
+		c.Webhook = &Webhook{Tolerance: wh.duration("tolerance", DefaultTolerance),
+			SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id"}
+		if wh.has("signature_header") {
+			c.Webhook.SignatureHeader = wh.header("signature_header")
+		}
+		if wh.has("object_field") {
+			c.Webhook.ObjectField = wh.field("object_field")
+		}
+		if wh.has("event_id_field") {
+			c.Webhook.EventIDField = wh.field("event_id_field")
+		}
 		// The value is never echoed: an owner who pasted the secret itself
 		// here must not find it again in settle's start-up log.
 		if s := wh.str("secret_env", true); s != "" && !envRe.MatchString(s) {

@@ -10,9 +10,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"settle/auth"
 	"settle/ledger"
+	"settle/target"
 )
 
 // DefaultBodyLimit bounds API request bodies unless Config says otherwise.
@@ -42,15 +45,34 @@ type Config struct {
 	BodyLimit int64 // bytes; 0 means DefaultBodyLimit
 	Logger    *slog.Logger
 	Now       func() time.Time // nil means time.Now
+	// Metrics is served at /metrics (Prometheus text format); nil serves
+	// an empty registry.
+	Metrics *prometheus.Registry
+
+	// Webhooks: the contracts name each target's signing scheme, the
+	// secrets (read from the environment at start-up) verify deliveries,
+	// and the inbox stores them.
+	Contracts      Contracts
+	WebhookSecrets map[string][]byte
+	Inbox          ledger.InboxStore
+}
+
+// Contracts resolves target names to contracts (*target.Set does).
+type Contracts interface {
+	Get(name string) (*target.Contract, bool)
 }
 
 type server struct {
-	store     ledger.Store
-	tokens    auth.TokenStore
-	targets   Targets
-	bodyLimit int64
-	log       *slog.Logger
-	now       func() time.Time
+	store          ledger.Store
+	tokens         auth.TokenStore
+	targets        Targets
+	bodyLimit      int64
+	log            *slog.Logger
+	now            func() time.Time
+	contracts      Contracts
+	webhookSecrets map[string][]byte
+	inbox          ledger.InboxStore
+	webhookCount   *prometheus.CounterVec
 }
 
 // New returns the configured Echo server.
@@ -58,6 +80,7 @@ func New(cfg Config) *echo.Echo {
 	s := &server{
 		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
+		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 	}
 	if s.bodyLimit <= 0 {
 		s.bodyLimit = DefaultBodyLimit
@@ -82,6 +105,15 @@ func New(cfg Config) *echo.Echo {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")
 	})
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	if s.contracts != nil && s.inbox != nil {
+		s.webhookCount = newWebhookCounter(reg)
+		e.POST("/webhooks/:target", s.receiveWebhook)
+	}
 	s.routesAPI(e)
 	return e
 }

@@ -18,10 +18,11 @@ import (
 const usage = `usage: settle <command> [flags]
 
 commands:
-  serve     run settle (HTTP server and background workers)
-  migrate   apply the database migrations and exit
-  token     create, list and revoke API tokens
-  sim       run the simulated payments target, or print its contract
+  serve       run settle (HTTP server and background workers)
+  migrate     apply the database migrations and exit
+  token       create, list and revoke API tokens
+  quarantine  list and resolve quarantined inbound events
+  sim         run the simulated payments target, or print its contract
 
 Run 'settle <command> -h' for the flags of a command.
 `
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = migrate(ctx, args[1:], stdout, stderr)
 	case "token":
 		err = token(ctx, args[1:], stdout, stderr)
+	case "quarantine":
+		err = quarantine(ctx, args[1:], stdout, stderr)
 	case "sim":
 		err = runSim(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

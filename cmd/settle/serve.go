@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"settle/reconciler"
 	"settle/target"
 	"settle/target/sim"
@@ -25,6 +28,7 @@ type serveConfig struct {
 	demo                               bool
 	bodyLimit                          int64
 	noExecutor, noSweeper, noReconcile bool
+	noInbox                            bool
 	lease                              time.Duration
 	workers                            int
 }
@@ -41,6 +45,7 @@ func serveFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noExecutor, "no-executor", false, "do not send operations from this replica")
 	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
 	fs.BoolVar(&c.noReconcile, "no-reconciler", false, "do not reconcile UNKNOWN operations from this replica")
+	fs.BoolVar(&c.noInbox, "no-inbox", false, "do not process received webhook deliveries from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
 	if err := parse(fs, args, stderr); err != nil {
@@ -70,6 +75,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := checkLease(contracts, cfg.lease); err != nil {
 		return err
 	}
+	secrets, err := webhookSecrets(contracts, os.Getenv)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	store, desc, err := openStore(ctx, cfg.dbURL)
 	if err != nil {
 		return err
@@ -81,7 +92,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
-		BodyLimit: cfg.bodyLimit, Logger: log})
+		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg,
+		Contracts: contracts, WebhookSecrets: secrets, Inbox: store})
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -98,6 +110,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !cfg.noReconcile {
 		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: log,
 			Lease: cfg.lease})
+	}
+	if !cfg.noInbox {
+		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: log, Metrics: reg})
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup
@@ -156,6 +171,25 @@ func loadContracts(cfg serveConfig) (*target.Set, func(), error) {
 		return nil, func() {}, err
 	}
 	return set, stop, nil
+}
+
+// webhookSecrets reads each webhook secret from the environment variable
+// its contract names; a missing one stops start-up rather than leaving a
+// target whose deliveries can never be verified.
+func webhookSecrets(set *target.Set, getenv func(string) string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, name := range set.Names() {
+		c, _ := set.Get(name)
+		if c.Webhook == nil {
+			continue
+		}
+		secret, err := c.WebhookSecret(getenv)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = secret
+	}
+	return out, nil
 }
 
 // checkLease refuses a lease that a send could outlive: the sweeper would

@@ -60,6 +60,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 // store is what both adapters implement.
 type store interface {
 	ledger.Store
+	ledger.InboxStore
 	auth.TokenStore
 }
 

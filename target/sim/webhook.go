@@ -2,14 +2,12 @@ package sim
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
+
+	"settle/target"
 )
 
 // Webhook delivery tuning: small enough that tests exercising retries and
@@ -25,15 +23,8 @@ const SignatureHeader = "Settle-Signature"
 
 // Sign returns the Settle-Signature header value for a webhook body sent at
 // t: "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed by secret>".
-// Receivers verify by recomputing it for the t in the header.
-func Sign(secret []byte, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-}
+// Receivers verify it with target.Verify; the scheme is target.Sign's.
+func Sign(secret []byte, t time.Time, body []byte) string { return target.Sign(secret, t, body) }
 
 // event is the JSON body of a webhook delivery.
 type event struct {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+const quarantineUsage = `usage: settle quarantine <list|resolve> [flags]
+
+  settle quarantine list [--all]                          open items (--all: resolved ones too)
+  settle quarantine resolve ID --by NAME --note TEXT      close an item after review
+`
+
+// quarantine lists and resolves quarantined inbound events. Resolving
+// records who decided what; it never changes an operation — a person who
+// decides an event proves an outcome acts through the escalation path.
+func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "resolve") {
+		fmt.Fprint(stderr, quarantineUsage)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("settle quarantine "+args[0], flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	all := fs.Bool("all", false, "include resolved items")
+	by := fs.String("by", "", "who reviewed the item (required for resolve)")
+	note := fs.String("note", "", "the decision (required for resolve)")
+	pos, err := parseInterspersed(fs, args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	var id int64
+	if args[0] == "resolve" {
+		if len(pos) != 1 || *by == "" || *note == "" {
+			fmt.Fprint(stderr, quarantineUsage)
+			return errUsage
+		}
+		if id, err = strconv.ParseInt(pos[0], 10, 64); err != nil {
+			fmt.Fprintf(stderr, "quarantine item id must be a number, got %q\n", pos[0])
+			return errUsage
+		}
+	} else if len(pos) != 0 {
+		fmt.Fprint(stderr, quarantineUsage)
+		return errUsage
+	}
+	store, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if args[0] == "resolve" {
+		if err := store.ResolveQuarantine(ctx, id, *by, *note); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "resolved %d\n", id)
+		return nil
+	}
+	items, err := store.ListQuarantine(ctx, !*all)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tTARGET\tAT\tREASON\tEVENT\tCLAIMED TENANT\tREFERENCE\tREMOTE ID\tOPERATION\tRESOLVED")
+	for _, q := range items {
+		resolved := "-"
+		if q.ResolvedAt != nil {
+			resolved = fmt.Sprintf("%s by %s: %s", q.ResolvedAt.Format(time.RFC3339), q.ResolvedBy, q.Resolution)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, q.Target, q.At.Format(time.RFC3339),
+			q.Reason, dash(q.EventID), dash(q.Tenant), dash(q.Reference), dash(q.RemoteID), dash(q.OperationID), resolved)
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

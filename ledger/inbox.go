@@ -1,0 +1,66 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// Delivery is one verified inbound webhook delivery, stored before the 2xx
+// and processed after it.
+type Delivery struct {
+	ID         int64
+	Target     string
+	Body       []byte // nil once processed
+	ReceivedAt time.Time
+	Attempts   int
+	Outcome    string // short summary once processed (or deferred)
+}
+
+// QuarantineItem is an inbound event that could not be attributed safely,
+// or that contradicts the ledger. It keeps only the minimum identifying
+// data, never the event body.
+type QuarantineItem struct {
+	ID          int64
+	Target      string
+	DeliveryID  int64
+	Reason      string
+	EventID     string // the event's own id, as claimed by the sender
+	Reference   string // the settle reference the event claims
+	Tenant      string // the tenant the event claims ("" if none)
+	RemoteID    string // the target's object id in the event
+	OperationID string // set when the event concerns a known operation
+	OpTenant    string // that operation's tenant
+	At          time.Time
+	ResolvedAt  *time.Time
+	ResolvedBy  string
+	Resolution  string
+}
+
+// InboxStore persists inbound deliveries and the quarantine.
+type InboxStore interface {
+	// Receive durably stores a verified delivery. A body already received
+	// for the same target is a duplicate: nothing new is stored.
+	Receive(ctx context.Context, target string, body []byte) (id int64, duplicate bool, err error)
+	// ClaimDeliveries leases up to n due, unprocessed deliveries, oldest
+	// first; a claimed delivery is due again after lease.
+	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Delivery, error)
+	// FinishDelivery marks a delivery processed with a short outcome and
+	// drops its body (its hash stays, so a redelivery is still a duplicate).
+	FinishDelivery(ctx context.Context, id int64, outcome string) error
+	// DeferDelivery makes a delivery due again at until.
+	DeferDelivery(ctx context.Context, id int64, until time.Time, outcome string) error
+
+	// Quarantine records an item for review and returns its id.
+	Quarantine(ctx context.Context, q QuarantineItem) (int64, error)
+	// ListQuarantine returns quarantined items, newest first; only the
+	// unresolved ones when open.
+	ListQuarantine(ctx context.Context, open bool) ([]QuarantineItem, error)
+	// ResolveQuarantine closes an item with the reviewer and the decision;
+	// ENotFound for an unknown or already resolved item.
+	ResolveQuarantine(ctx context.Context, id int64, actor, resolution string) error
+
+	// LeaseOperation leases one UNKNOWN operation that no reconciler holds,
+	// incrementing its fence, so that evidence can be recorded under it.
+	// EStaleFence when it is not UNKNOWN or is held.
+	LeaseOperation(ctx context.Context, tenant, id string, lease time.Duration) (Operation, error)
+}

@@ -1,0 +1,173 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"settle/ledger"
+)
+
+var _ ledger.InboxStore = (*Store)(nil)
+
+// Receive implements ledger.InboxStore.
+func (s *Store) Receive(ctx context.Context, target string, body []byte) (int64, bool, error) {
+	sum := sha256.Sum256(body)
+	now := micros(s.clock())
+	var (
+		id  int64
+		dup bool
+	)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `INSERT INTO webhook_inbox (target, body_sha256, body, received_at, next_attempt_at)
+			VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (target, body_sha256) DO NOTHING RETURNING delivery_id`,
+			target, sum[:], body, now).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			dup = true
+			return tx.QueryRowContext(ctx, `SELECT delivery_id FROM webhook_inbox WHERE target = ? AND body_sha256 = ?`,
+				target, sum[:]).Scan(&id)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("receive: %w", err)
+	}
+	return id, dup, nil
+}
+
+// ClaimDeliveries implements ledger.InboxStore.
+func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]ledger.Delivery, error) {
+	now := s.clock()
+	var ds []ledger.Delivery
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE webhook_inbox SET attempts = attempts + 1, next_attempt_at = ?3
+			WHERE delivery_id IN (SELECT delivery_id FROM webhook_inbox
+				WHERE processed_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2)
+			RETURNING delivery_id, target, body, received_at, attempts, outcome`,
+			micros(now), n, micros(now.Add(lease)))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				d  ledger.Delivery
+				at int64
+			)
+			if err := rows.Scan(&d.ID, &d.Target, &d.Body, &at, &d.Attempts, &d.Outcome); err != nil {
+				return err
+			}
+			d.ReceivedAt = fromMicros(at)
+			ds = append(ds, d)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	return ds, nil
+}
+
+// FinishDelivery implements ledger.InboxStore.
+func (s *Store) FinishDelivery(ctx context.Context, id int64, outcome string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET processed_at = ?, next_attempt_at = NULL,
+		body = NULL, outcome = ? WHERE delivery_id = ?`, micros(s.clock()), outcome, id)
+	if err != nil {
+		return fmt.Errorf("finish delivery: %w", err)
+	}
+	return nil
+}
+
+// DeferDelivery implements ledger.InboxStore.
+func (s *Store) DeferDelivery(ctx context.Context, id int64, until time.Time, outcome string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET next_attempt_at = ?, outcome = ?
+		WHERE delivery_id = ? AND processed_at IS NULL`, micros(until), outcome, id)
+	if err != nil {
+		return fmt.Errorf("defer delivery: %w", err)
+	}
+	return nil
+}
+
+// Quarantine implements ledger.InboxStore.
+func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
+	res, err := s.w.ExecContext(ctx, `INSERT INTO quarantine (target, delivery_id, reason, event_id,
+		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		q.Target, q.DeliveryID, q.Reason, q.EventID, q.Reference, q.Tenant, q.RemoteID, q.OperationID,
+		q.OpTenant, micros(s.clock()))
+	if err != nil {
+		return 0, fmt.Errorf("quarantine: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// ListQuarantine implements ledger.InboxStore.
+func (s *Store) ListQuarantine(ctx context.Context, open bool) ([]ledger.QuarantineItem, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
+		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
+		resolved_at, resolved_by, resolution
+		FROM quarantine WHERE NOT ?1 OR resolved_at IS NULL ORDER BY quarantine_id DESC LIMIT 1000`, open)
+	if err != nil {
+		return nil, fmt.Errorf("list quarantine: %w", err)
+	}
+	defer rows.Close()
+	var items []ledger.QuarantineItem
+	for rows.Next() {
+		var (
+			q        ledger.QuarantineItem
+			at       int64
+			resolved sql.NullInt64
+		)
+		if err := rows.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
+			&q.RemoteID, &q.OperationID, &q.OpTenant, &at, &resolved, &q.ResolvedBy, &q.Resolution); err != nil {
+			return nil, fmt.Errorf("list quarantine: %w", err)
+		}
+		q.At, q.ResolvedAt = fromMicros(at), fromNull(resolved)
+		items = append(items, q)
+	}
+	return items, rows.Err()
+}
+
+// ResolveQuarantine implements ledger.InboxStore.
+func (s *Store) ResolveQuarantine(ctx context.Context, id int64, actor, resolution string) error {
+	if actor == "" || resolution == "" {
+		return ledger.Errorf(ledger.EInvalid, "a resolution needs the reviewer and the decision")
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE quarantine SET resolved_at = ?, resolved_by = ?, resolution = ?
+		WHERE quarantine_id = ? AND resolved_at IS NULL`, micros(s.clock()), actor, resolution, id)
+	if err != nil {
+		return fmt.Errorf("resolve quarantine: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
+	}
+	return nil
+}
+
+// LeaseOperation implements ledger.InboxStore.
+func (s *Store) LeaseOperation(ctx context.Context, tenant, id string, lease time.Duration) (ledger.Operation, error) {
+	if _, err := get(ctx, s.r, tenant, id); err != nil {
+		return ledger.Operation{}, err
+	}
+	now := s.clock()
+	var ops []ledger.Operation
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET fence_token = fence_token + 1,
+			lease_expires_at = ?3, next_reconcile_at = ?3, updated_at = ?4
+			WHERE tenant_id = ?1 AND operation_id = ?2 AND state = 'UNKNOWN'
+				AND (lease_expires_at IS NULL OR lease_expires_at <= ?4)
+			RETURNING `+cols, tenant, id, micros(now.Add(lease)), micros(now)))
+		return err
+	})
+	if err != nil {
+		return ledger.Operation{}, fmt.Errorf("lease operation: %w", err)
+	}
+	if len(ops) == 0 {
+		return ledger.Operation{}, ledger.Errorf(ledger.EStaleFence, "operation is not UNKNOWN or is held by another worker")
+	}
+	return ops[0], nil
+}

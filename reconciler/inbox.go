@@ -1,0 +1,192 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// ActorWebhook marks transitions made on the evidence of an inbound event.
+const ActorWebhook = "webhook"
+
+// Inbox processes stored webhook deliveries as evidence, never authority
+// (paper, "Inbound signals are evidence, not authority"): an event moves an
+// operation only when its object carries the operation's reference and
+// tenant and every contract match field agrees; anything unattributable or
+// contradicting a final state goes to quarantine for explicit review.
+type Inbox struct {
+	Store     ledger.Store
+	Inbox     ledger.InboxStore
+	Contracts Contracts
+	Log       *slog.Logger
+	Metrics   prometheus.Registerer // nil: not exported
+	Now       func() time.Time
+
+	Batch int           // deliveries claimed at once (default 50)
+	Tick  time.Duration // pause when idle (default 250ms)
+	Lease time.Duration // delivery and operation lease (default 30s)
+	Defer time.Duration // wait before retrying a delivery about an operation in flight (default 2s)
+
+	quarantined *prometheus.CounterVec
+	processed   *prometheus.CounterVec
+}
+
+func (in *Inbox) init() {
+	def(&in.Batch, 50)
+	def(&in.Tick, 250*time.Millisecond)
+	def(&in.Lease, 30*time.Second)
+	def(&in.Defer, 2*time.Second)
+	if in.Now == nil {
+		in.Now = time.Now
+	}
+	if in.quarantined != nil {
+		return
+	}
+	in.quarantined = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "settle_quarantined_events_total",
+		Help: "Inbound events put in quarantine for review, by target.",
+	}, []string{"target"})
+	in.processed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "settle_webhook_events_processed_total",
+		Help: "Inbound events processed, by target and outcome.",
+	}, []string{"target", "outcome"})
+	if in.Metrics != nil {
+		in.Metrics.MustRegister(in.quarantined, in.processed)
+	}
+}
+
+// Run processes deliveries until ctx is cancelled.
+func (in *Inbox) Run(ctx context.Context) error {
+	in.init()
+	p := newPause(in.Tick)
+	for ctx.Err() == nil {
+		ds, err := in.Inbox.ClaimDeliveries(ctx, in.Batch, in.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				in.Log.Error("inbox: claim failed", "err", err)
+			}
+			p.fail(ctx)
+			continue
+		}
+		p.ok()
+		for _, d := range ds {
+			if err := in.Process(ctx, d); err != nil && ctx.Err() == nil {
+				in.Log.Error("inbox: processing failed; the delivery is retried", "delivery_id", d.ID, "err", err)
+			}
+		}
+		if len(ds) < in.Batch {
+			p.idle(ctx)
+		}
+	}
+	return nil
+}
+
+// Process handles one claimed delivery to the end: finished with an
+// outcome, quarantined, or deferred. An error leaves it to its lease.
+func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
+	in.init()
+	c, ok := in.Contracts.Get(d.Target)
+	if !ok || c.Webhook == nil {
+		return in.quarantine(ctx, d, ledger.QuarantineItem{Reason: "the target is no longer configured for webhooks"})
+	}
+	eventID, object := c.EventParts(d.Body)
+	ref, tenant := c.References(object)
+	remoteID, _ := c.RemoteID(object)
+	item := ledger.QuarantineItem{EventID: eventID, Reference: ref, Tenant: tenant, RemoteID: remoteID}
+	if object == nil {
+		item.Reason = "the event carries no object"
+		return in.quarantine(ctx, d, item)
+	}
+	ev, err := MatchEvidence(ctx, in.Store, c, object)
+	if err != nil {
+		return err
+	}
+	if ev.Match == Unmatched {
+		item.Reason = ev.Why
+		return in.quarantine(ctx, d, item)
+	}
+	op := ev.Operation
+	item.OperationID, item.OpTenant = op.ID, op.Tenant
+	evidence := map[string]any{"via": "webhook", "event_id": eventID, "delivery_id": d.ID, "remote_id": remoteID}
+	done, _ := c.Completed(object)
+
+	switch op.State {
+	case ledger.Prepared:
+		item.Reason = "evidence of a remote object for an operation settle never sent"
+		return in.quarantine(ctx, d, item)
+	case ledger.InFlight:
+		// The sender holds the fence and will record soon; look again then.
+		return in.Inbox.DeferDelivery(ctx, d.ID, in.Now().Add(in.Defer), "operation in flight; retried")
+	case ledger.Unknown:
+		return in.resolve(ctx, d, c, op, ev, done, evidence)
+	case ledger.Succeeded:
+		if ev.Match == Matched && remoteID == op.RemoteRef {
+			return in.finish(ctx, d, "consistent with SUCCEEDED")
+		}
+		item.Reason = "contradicts a SUCCEEDED operation (another or a mismatched remote object): possible duplicate"
+	case ledger.FailedTerminal:
+		item.Reason = "contradicts a FAILED_TERMINAL operation: the target reports an object for it"
+	case ledger.Escalated:
+		item.Reason = "evidence about an operation under review; attach it to the review"
+	}
+	in.Log.Warn("inbox: event contradicts or concerns a settled operation", "target", d.Target,
+		"operation_id", op.ID, "tenant", op.Tenant, "state", op.State)
+	return in.quarantine(ctx, d, item)
+}
+
+// resolve records the evidence against an UNKNOWN operation under a fresh
+// fence, exactly as the reconciler would.
+func (in *Inbox) resolve(ctx context.Context, d ledger.Delivery, c *target.Contract, op ledger.Operation,
+	ev Evidence, done bool, evidence map[string]any) error {
+	held, err := in.Inbox.LeaseOperation(ctx, op.Tenant, op.ID, in.Lease)
+	if ledger.ErrorCode(err) == ledger.EStaleFence {
+		return in.Inbox.DeferDelivery(ctx, d.ID, in.Now().Add(in.Defer), "operation held by a reconciler; retried")
+	}
+	if err != nil {
+		return err
+	}
+	v := verdict{to: ledger.Succeeded, remoteRef: evidence["remote_id"].(string), reason: "confirmed by a verified webhook event", evidence: evidence}
+	switch {
+	case ev.Match == Mismatched:
+		evidence["mismatched_fields"] = ev.Mismatched
+		v = verdict{to: ledger.Escalated, remoteRef: v.remoteRef, evidence: evidence,
+			reason: "a webhook event's object does not match the approved payload"}
+	case !done || v.remoteRef == "":
+		v = verdict{to: ledger.Unknown, evidence: evidence, reason: "a webhook event shows the object, not yet complete"}
+	}
+	out := v.outcome(held, ledger.Unknown, ActorWebhook)
+	if out.To == ledger.Unknown {
+		now := in.Now()
+		out.NextAt = &now // hand it back to the reconciler at once
+	}
+	if _, err := in.Store.Record(ctx, out); err != nil {
+		return err
+	}
+	in.Log.Info("inbox: evidence recorded", "target", d.Target, "operation_id", op.ID, "tenant", op.Tenant, "state", out.To)
+	return in.finish(ctx, d, fmt.Sprintf("operation %s → %s", op.ID, out.To))
+}
+
+func (in *Inbox) finish(ctx context.Context, d ledger.Delivery, outcome string) error {
+	in.processed.WithLabelValues(d.Target, "finished").Inc()
+	return in.Inbox.FinishDelivery(ctx, d.ID, outcome)
+}
+
+func (in *Inbox) quarantine(ctx context.Context, d ledger.Delivery, item ledger.QuarantineItem) error {
+	item.Target, item.DeliveryID = d.Target, d.ID
+	id, err := in.Inbox.Quarantine(ctx, item)
+	if err != nil {
+		return err
+	}
+	in.quarantined.WithLabelValues(d.Target).Inc()
+	in.processed.WithLabelValues(d.Target, "quarantined").Inc()
+	// The alert: identifiers only, never the event body.
+	in.Log.Warn("inbox: event quarantined for review", "quarantine_id", id, "target", d.Target,
+		"reason", item.Reason, "event_id", item.EventID)
+	return in.Inbox.FinishDelivery(ctx, d.ID, fmt.Sprintf("quarantined as %d: %s", id, item.Reason))
+}
