@@ -139,7 +139,11 @@ func TestBadDatabaseURL(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, cmd := range []string{"serve", "migrate"} {
-				c := exec.Command(binary, cmd, "--database-url", url)
+				args := []string{cmd, "--database-url", url}
+				if cmd == "serve" {
+					args = append(args, "--addr", "127.0.0.1:0")
+				}
+				c := exec.Command(binary, args...)
 				var stdout, stderr bytes.Buffer
 				c.Stdout, c.Stderr = &stdout, &stderr
 				err := c.Run()
@@ -219,5 +223,37 @@ func TestToken_EndToEnd(t *testing.T) {
 	}
 	if out, err := exec.Command(binary, "token", "create", "--tenant", "Bad Name", "--database-url", db).CombinedOutput(); err == nil {
 		t.Fatalf("invalid tenant accepted: %s", out)
+	}
+}
+
+// --demo: an operation for target "demo" is sent to the in-process
+// simulator, confirmed, and the simulator's signed webhook is received,
+// verified and processed (consistent with the confirmation).
+func TestServe_Demo(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	base := start(t, dir, nil, "--database-url", db, "--demo")
+	token := newToken(t, db)
+	status, op := apiCall(t, http.MethodPost, base+"/api/v1/operations", token,
+		`{"target":"demo","operation_type":"charge","intent_ref":"demo-1","payload":{"amount":1200,"currency":"EUR"}}`)
+	if status != http.StatusCreated {
+		t.Fatalf("POST: %d", status)
+	}
+	waitState(t, base, token, op.ID, "SUCCEEDED", 10*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), `settle_webhook_events_processed_total{outcome="finished",target="demo"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo webhook was not processed:\n%s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

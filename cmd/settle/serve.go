@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -67,15 +68,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 
-	contracts, stopDemo, err := loadContracts(cfg)
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	contracts, demo, err := loadContracts(cfg, "http://"+ln.Addr().String())
 	if err != nil {
 		return err
 	}
-	defer stopDemo()
+	defer demo.stop()
 	if err := checkLease(contracts, cfg.lease); err != nil {
 		return err
 	}
-	secrets, err := webhookSecrets(contracts, os.Getenv)
+	secrets, err := webhookSecrets(contracts, os.Getenv, demo.secrets)
 	if err != nil {
 		return err
 	}
@@ -87,10 +93,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer store.Close()
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store})
@@ -140,46 +142,68 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serveErr
 }
 
+// demoTarget is the in-process simulator of --demo.
+type demoTarget struct {
+	srv     *sim.Server
+	secrets map[string][]byte // its webhook secret, generated at start
+}
+
+func (d demoTarget) stop() {
+	if d.srv != nil {
+		d.srv.Close()
+	}
+}
+
 // loadContracts reads --contracts and, with --demo, adds an in-process
-// simulated target named "demo". The returned func stops the simulator.
-func loadContracts(cfg serveConfig) (*target.Set, func(), error) {
-	var sets []*target.Set
+// simulated target named "demo" (class A) that sends signed webhooks to
+// this server at self.
+func loadContracts(cfg serveConfig, self string) (*target.Set, demoTarget, error) {
+	var (
+		sets []*target.Set
+		demo demoTarget
+	)
 	if cfg.contracts != "" {
 		set, err := target.Load(cfg.contracts)
 		if err != nil {
-			return nil, func() {}, err
+			return nil, demo, err
 		}
 		sets = append(sets, set)
 	}
-	stop := func() {}
 	if cfg.demo {
-		srv, err := sim.Start(sim.Config{Class: "A"})
+		secret := make([]byte, 32)
+		_, _ = rand.Read(secret)
+		srv, err := sim.Start(sim.Config{Class: "A", WebhookURL: self + "/webhooks/demo",
+			WebhookSecret: string(secret)})
 		if err != nil {
-			return nil, stop, fmt.Errorf("demo target: %w", err)
+			return nil, demo, fmt.Errorf("demo target: %w", err)
 		}
-		stop = func() { srv.Close() }
+		demo = demoTarget{srv: srv, secrets: map[string][]byte{"demo": secret}}
 		set, err := target.Parse("demo target", srv.Contract("demo"))
 		if err != nil {
-			stop()
-			return nil, func() {}, err
+			demo.stop()
+			return nil, demoTarget{}, err
 		}
 		sets = append(sets, set)
 	}
 	set, err := target.Join(sets...)
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		demo.stop()
+		return nil, demoTarget{}, err
 	}
-	return set, stop, nil
+	return set, demo, nil
 }
 
 // webhookSecrets reads each webhook secret from the environment variable
 // its contract names; a missing one stops start-up rather than leaving a
 // target whose deliveries can never be verified.
-func webhookSecrets(set *target.Set, getenv func(string) string) (map[string][]byte, error) {
+func webhookSecrets(set *target.Set, getenv func(string) string, known map[string][]byte) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, name := range set.Names() {
 		c, _ := set.Get(name)
+		if secret, ok := known[name]; ok {
+			out[name] = secret
+			continue
+		}
 		if c.Webhook == nil {
 			continue
 		}
