@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"time"
 
@@ -68,6 +69,10 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 	return &Store{w: w, r: r, now: now}, nil
 }
 
+// migrate applies the embedded migrations. Two processes opening a new
+// file together (settle serve and settle token create, say) can both see a
+// migration as pending; the loser's transaction fails, is rolled back, and
+// a retry finds the migration applied.
 func migrate(ctx context.Context, db *sql.DB) error {
 	fsys, err := fs.Sub(migrations.SQLite, "sqlite")
 	if err != nil {
@@ -77,7 +82,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	for attempt := 0; ; attempt++ {
+		_, err = p.Up(ctx)
+		if err == nil || attempt == 20 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
+	}
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
