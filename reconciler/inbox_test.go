@@ -126,8 +126,8 @@ func TestInbox_EvidenceRules(t *testing.T) {
 		before := r.get(op)
 		for i, object := range []string{
 			chargeObject("ch_a", "6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11", "acme", 500, "succeeded"), // unknown reference
-			chargeObject("ch_b", op.RemoteKey, "globex", 500, "succeeded"),                        // another tenant
-			chargeObject("ch_c", op.RemoteKey, "", 500, "succeeded"),                              // no tenant
+			chargeObject("ch_b", op.RemoteKey, "globex", 500, "succeeded"),                         // another tenant
+			chargeObject("ch_c", op.RemoteKey, "", 500, "succeeded"),                               // no tenant
 			`"not an object"`,
 		} {
 			if s := r.post(fmt.Sprintf("evt_q%d", i), object); s != http.StatusOK {
