@@ -22,6 +22,7 @@ commands:
   migrate     apply the database migrations and exit
   token       create, list and revoke API tokens
   quarantine  list and resolve quarantined inbound events
+  audit       compare a target's SUCCEEDED operations with its own records (exit 1 on findings)
   sim         run the simulated payments target, or print its contract
 
 Run 'settle <command> -h' for the flags of a command.
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = token(ctx, args[1:], stdout, stderr)
 	case "quarantine":
 		err = quarantine(ctx, args[1:], stdout, stderr)
+	case "audit":
+		err = audit(ctx, args[1:], stdout, stderr)
 	case "sim":
 		err = runSim(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

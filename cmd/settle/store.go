@@ -61,6 +61,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 type store interface {
 	ledger.Store
 	ledger.InboxStore
+	ledger.AuditStore
 	auth.TokenStore
 }
 

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"settle/ledger"
+	"settle/reconciler"
+	"settle/target"
+)
+
+// audit runs `settle audit`: one full pass of the auditor over one target's
+// SUCCEEDED operations. It prints a summary line and one line per finding,
+// and returns an error (exit 1) unless the pass was complete and clean, so
+// that a drill or a deployment can gate on it.
+func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("settle audit", flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	contracts := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
+	name := fs.String("target", "", "the target to audit (required)")
+	if err := parse(fs, args, stderr); err != nil {
+		return err
+	}
+	switch {
+	case *name == "":
+		fmt.Fprintln(stderr, "settle audit: --target is required")
+		fs.Usage()
+		return errUsage
+	case *contracts == "":
+		fmt.Fprintln(stderr, "settle audit: --contracts (or SETTLE_CONTRACTS) is required")
+		return errUsage
+	}
+	set, err := target.Load(*contracts)
+	if err != nil {
+		return err
+	}
+	if _, ok := set.Get(*name); !ok {
+		fmt.Fprintf(stderr, "settle audit: no target %q in %s (targets: %s)\n", *name, *contracts, strings.Join(set.Names(), ", "))
+		return errUsage
+	}
+	st, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	as, ok := any(st).(ledger.AuditStore)
+	if !ok {
+		return errors.New("this store keeps no audit findings")
+	}
+	a := &reconciler.Auditor{Audit: as, Contracts: set, Client: target.NewClient(),
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	rep, err := a.AuditTarget(ctx, *name)
+	if err != nil {
+		return err
+	}
+	printReport(stdout, rep)
+	switch {
+	case rep.Skipped != "":
+		return fmt.Errorf("target %s was not audited: %s", rep.Target, rep.Skipped)
+	case len(rep.Findings) > 0:
+		return fmt.Errorf("%d duplicate(s) and %d loss(es) found in target %s", rep.Duplicates, rep.Losses, rep.Target)
+	case rep.LookupsFailed > 0:
+		return fmt.Errorf("%d lookup(s) failed: the audit of target %s is incomplete", rep.LookupsFailed, rep.Target)
+	}
+	return nil
+}
+
+// printReport writes the summary line, then one line per finding and per
+// failed lookup.
+func printReport(w io.Writer, rep reconciler.Report) {
+	if rep.Skipped != "" {
+		fmt.Fprintf(w, "audit %s: skipped: %s\n", rep.Target, rep.Skipped)
+		return
+	}
+	fmt.Fprintf(w, "audit %s: %d checked, %d duplicates, %d losses, %d lookups failed, %d too recent to judge a loss; %d new findings\n",
+		rep.Target, rep.Checked, rep.Duplicates, rep.Losses, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
+	for _, f := range rep.Findings {
+		ids := strings.Join(f.RemoteIDs, ",")
+		if ids == "" {
+			ids = "-"
+		}
+		state := "already open"
+		if f.New {
+			state = "new"
+		}
+		fmt.Fprintf(w, "%s tenant=%s operation=%s remote_ref=%s remote_ids=%s (%s)\n",
+			f.Kind, f.Tenant, f.OperationID, f.RemoteRef, ids, state)
+	}
+	for _, lf := range rep.LookupFailures {
+		fmt.Fprintf(w, "lookup failed tenant=%s operation=%s: %s\n", lf.Tenant, lf.OperationID, lf.Reason)
+	}
+}
