@@ -58,6 +58,8 @@ type Store interface {
 	// incremented; the state stays UNKNOWN.
 	LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]Operation, error)
 
+	// Ping reports whether the database answers, for readiness checks.
+	Ping(ctx context.Context) error
 	// Close releases the store's connections.
 	Close() error
 }

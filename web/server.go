@@ -4,6 +4,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -104,6 +105,17 @@ func New(cfg Config) *echo.Echo {
 	e.Use(requestLog(s.log))
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")
+	})
+	// Ready when the store answers: a load balancer stops sending API and
+	// webhook traffic to a replica that cannot record it.
+	e.GET("/readyz", func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		if err := s.store.Ping(ctx); err != nil {
+			s.log.Warn("not ready: store unreachable", "err", err)
+			return c.String(http.StatusServiceUnavailable, "store unreachable\n")
+		}
+		return c.String(http.StatusOK, "ready\n")
 	})
 	reg := cfg.Metrics
 	if reg == nil {

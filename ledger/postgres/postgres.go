@@ -125,6 +125,9 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Store {
 // transactions (see CreateTx).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// Ping implements ledger.Store.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
 // Close closes the pool.
 func (s *Store) Close() error {
 	s.pool.Close()

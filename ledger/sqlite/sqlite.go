@@ -95,6 +95,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// Ping implements ledger.Store.
+func (s *Store) Ping(ctx context.Context) error { return s.w.PingContext(ctx) }
+
 // Close closes both connection pools.
 func (s *Store) Close() error {
 	errR := s.r.Close()
