@@ -127,6 +127,22 @@ func TestEndToEnd_DroppedResponseResolved(t *testing.T) {
 	if n := simObjects(t, simBase, op.RemoteKey); n != 1 {
 		t.Fatalf("%d remote objects", n)
 	}
+	// On-call view of the same operation, found by its intent reference.
+	out, err := exec.Command(binary, "operation", "show", "--tenant", "acme", "order-1", "--database-url", db).CombinedOutput()
+	if err != nil {
+		t.Fatalf("operation show: %v: %s", err, out)
+	}
+	for _, want := range []string{op.ID, "SUCCEEDED (Confirmed)", "events:", "executor", "reconciler", "no response"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("operation show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), `"amount"`) {
+		t.Fatalf("operation show printed the payload:\n%s", out)
+	}
+	if err := exec.Command(binary, "operation", "show", "--tenant", "globex", op.ID, "--database-url", db).Run(); err == nil {
+		t.Fatal("another tenant's operation was shown")
+	}
 }
 
 // A settle process killed with SIGKILL while its request is at the target:

@@ -21,6 +21,7 @@ commands:
   serve       run settle (HTTP server and background workers)
   migrate     apply the database migrations and exit
   token       create, list and revoke API tokens
+  operation   show an operation and its event log (settle operation show --tenant T REF)
   quarantine  list and resolve quarantined inbound events
   audit       compare a target's SUCCEEDED operations with its own records (exit 1 on findings)
   sim         run the simulated payments target, or print its contract
@@ -49,6 +50,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = migrate(ctx, args[1:], stdout, stderr)
 	case "token":
 		err = token(ctx, args[1:], stdout, stderr)
+	case "operation":
+		err = operation(ctx, args[1:], stdout, stderr)
 	case "quarantine":
 		err = quarantine(ctx, args[1:], stdout, stderr)
 	case "audit":

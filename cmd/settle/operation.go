@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"settle/ledger"
+)
+
+const operationUsage = `usage: settle operation show --tenant NAME REF
+
+  REF is an operation id, intent reference, remote key or remote reference.
+  Prints each matching operation of the tenant and its event log — never the payload.
+`
+
+// operation shows an operation and its timeline for on-call work before
+// (and besides) the console.
+func operation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "show" {
+		fmt.Fprint(stderr, operationUsage)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("settle operation show", flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	tenant := fs.String("tenant", "", "the operation's tenant (required)")
+	pos, err := parseInterspersed(fs, args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	if *tenant == "" || len(pos) != 1 {
+		fmt.Fprint(stderr, operationUsage)
+		return errUsage
+	}
+	store, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ops, err := store.Find(ctx, *tenant, pos[0])
+	if err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return ledger.Errorf(ledger.ENotFound, "no operation of tenant %s has that reference", *tenant)
+	}
+	for i, op := range ops {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		evs, err := store.Events(ctx, op.Tenant, op.ID)
+		if err != nil {
+			return err
+		}
+		printOperation(stdout, op, evs)
+	}
+	return nil
+}
+
+func printOperation(w io.Writer, op ledger.Operation, evs []ledger.Event) {
+	t := func(p *time.Time) string {
+		if p == nil {
+			return "-"
+		}
+		return p.Format(time.RFC3339)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, row := range [][2]string{
+		{"operation", op.ID}, {"tenant", op.Tenant}, {"target", op.Target}, {"type", op.Type},
+		{"intent_ref", op.IntentRef}, {"state", fmt.Sprintf("%s (%s)", op.State, op.State.Plain(""))},
+		{"reason", dash(op.Reason)}, {"remote_key", op.RemoteKey}, {"remote_ref", dash(op.RemoteRef)},
+		{"payload_sha256", hex.EncodeToString(op.PayloadHash)}, {"fence", fmt.Sprint(op.Fence)},
+		{"attempts", fmt.Sprint(op.Attempts)}, {"created", op.CreatedAt.Format(time.RFC3339)},
+		{"last_sent", t(op.LastSentAt)}, {"retry_window_end", op.RetryWindowEnd.Format(time.RFC3339)},
+		{"deadline", t(op.Deadline)}, {"next_reconcile", t(op.NextReconcileAt)}, {"lease_expires", t(op.LeaseExpiresAt)},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "\nevents:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tFROM\tTO\tFENCE\tACTOR\tREASON\tEVIDENCE")
+	for _, e := range evs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.At.Format(time.RFC3339Nano), dash(string(e.From)),
+			e.To, e.Fence, e.Actor, dash(e.Reason), e.Evidence)
+	}
+	_ = tw.Flush()
+}
