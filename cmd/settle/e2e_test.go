@@ -164,6 +164,13 @@ func TestEndToEnd_KilledDuringSend(t *testing.T) {
 			if err := victim.Start(); err != nil {
 				t.Fatal(err)
 			}
+			killed := false
+			t.Cleanup(func() { // never leave a process behind when the test fails early
+				if !killed {
+					_ = victim.Process.Kill()
+					_ = victim.Wait()
+				}
+			})
 			base := "http://" + args[2]
 			token := newToken(t, db)
 			var op apiOp
@@ -183,6 +190,7 @@ func TestEndToEnd_KilledDuringSend(t *testing.T) {
 			}
 			_ = victim.Process.Kill() // SIGKILL while the target holds the answer
 			_ = victim.Wait()
+			killed = true
 
 			base = start(t, dir, nil, "--database-url", db, "--contracts", contracts, "--lease", "8s")
 			got := waitState(t, base, token, op.ID, "SUCCEEDED", 30*time.Second)

@@ -24,6 +24,7 @@ commands:
   operation   show an operation and its event log (settle operation show --tenant T REF)
   quarantine  list and resolve quarantined inbound events
   audit       compare a target's SUCCEEDED operations with its own records (exit 1 on findings)
+  callback    set, show and remove a tenant's callback endpoint
   sim         run the simulated payments target, or print its contract
 
 Run 'settle <command> -h' for the flags of a command.
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = quarantine(ctx, args[1:], stdout, stderr)
 	case "audit":
 		err = audit(ctx, args[1:], stdout, stderr)
+	case "callback":
+		err = callback(ctx, args[1:], stdout, stderr)
 	case "sim":
 		err = runSim(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

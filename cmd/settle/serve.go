@@ -29,7 +29,7 @@ type serveConfig struct {
 	demo                               bool
 	bodyLimit                          int64
 	noExecutor, noSweeper, noReconcile bool
-	noInbox, noAuditor                 bool
+	noInbox, noAuditor, noNotifier     bool
 	lease                              time.Duration
 	workers                            int
 }
@@ -47,6 +47,7 @@ func serveFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
 	fs.BoolVar(&c.noReconcile, "no-reconciler", false, "do not reconcile UNKNOWN operations from this replica")
 	fs.BoolVar(&c.noInbox, "no-inbox", false, "do not process received webhook deliveries from this replica")
+	fs.BoolVar(&c.noNotifier, "no-notifier", false, "do not deliver client callbacks from this replica")
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
@@ -116,6 +117,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !cfg.noInbox {
 		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: log, Metrics: reg})
+	}
+	if !cfg.noNotifier {
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: log, Metrics: reg})
 	}
 	if !cfg.noAuditor {
 		loops = append(loops, &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: log, Metrics: reg})

@@ -62,6 +62,7 @@ type store interface {
 	ledger.Store
 	ledger.InboxStore
 	ledger.AuditStore
+	ledger.CallbackStore
 	auth.TokenStore
 }
 

@@ -162,8 +162,13 @@ WITH i AS (
 	WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
 		AND o.state = i.from_state AND o.fence_token = i.fence
 	RETURNING `+oCols+`, i.from_state, i.actor, i.reason AS reason_ev, i.evidence
-), `+fmt.Sprintf(eventCTE, "u")+`
-SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents))
+), `+fmt.Sprintf(eventCTE, "u")+`, `+
+			// Client callbacks: the notification of a state the tenant is
+			// told about is queued by this same statement, so it cannot be
+			// lost (callbacks.go; $13).
+			callbackCTE+`
+SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents,
+			callbackStates()))
 		if err != nil {
 			return nil, nil, fmt.Errorf("record: %w", err)
 		}

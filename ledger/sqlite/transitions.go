@@ -141,7 +141,13 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 				evs = append(evs, event{op: got[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence[i]})
 			}
 		}
-		return appendEvents(ctx, tx, evs)
+		if err := appendEvents(ctx, tx, evs); err != nil {
+			return err
+		}
+		// Client callbacks: notifications of the states tenants are told
+		// about are queued in this same transaction, so they cannot be lost
+		// (callbacks.go).
+		return enqueueCallbacks(ctx, tx, evs)
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("record: %w", err)

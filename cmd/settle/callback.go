@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"settle/ledger"
+)
+
+const callbackUsage = `usage: settle callback <set|show|remove> --tenant NAME [flags]
+
+  settle callback set --tenant NAME --url URL   set the tenant's callback endpoint; prints a new
+                                                signing secret on stdout (shown once)
+  settle callback show --tenant NAME            print the endpoint (never the secret)
+  settle callback remove --tenant NAME          remove the endpoint; undelivered notifications
+                                                are discarded
+`
+
+// callback runs `settle callback …`: each tenant may have one endpoint that
+// settle POSTs a signed notification to when one of its operations is
+// SUCCEEDED, FAILED_TERMINAL or ESCALATED.
+func callback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, callbackUsage)
+		return errUsage
+	}
+	cmd := args[0]
+	if cmd != "set" && cmd != "show" && cmd != "remove" {
+		fmt.Fprintf(stderr, "unknown callback command %q\n%s", cmd, callbackUsage)
+		return errUsage
+	}
+	fs := flag.NewFlagSet("settle callback "+cmd, flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	tenant := fs.String("tenant", "", "tenant whose callback this is (required)")
+	var endpoint *string
+	if cmd == "set" {
+		endpoint = fs.String("url", "", "absolute http:// or https:// URL that receives the notifications (required)")
+	}
+	if err := parse(fs, args[1:], stderr); err != nil {
+		return err
+	}
+	if *tenant == "" || (endpoint != nil && *endpoint == "") {
+		fmt.Fprint(stderr, callbackUsage)
+		return errUsage
+	}
+	// Refuse a bad tenant or URL before touching (or creating) a store.
+	if !ledger.ValidTenant(*tenant) {
+		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	if endpoint != nil {
+		if err := ledger.ValidateCallbackURL(*endpoint); err != nil {
+			return err
+		}
+	}
+
+	st, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cs, ok := any(st).(ledger.CallbackStore)
+	if !ok {
+		return fmt.Errorf("this store does not support callbacks")
+	}
+
+	switch cmd {
+	case "set":
+		secret, err := ledger.NewCallbackSecret()
+		if err != nil {
+			return err
+		}
+		if err := cs.SetCallback(ctx, *tenant, *endpoint, []byte(secret), time.Now()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "callback set for tenant %s; the signing secret is shown only once\n", *tenant)
+		fmt.Fprintln(stdout, secret)
+	case "show":
+		c, err := cs.GetCallback(ctx, *tenant)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, c.URL)
+	case "remove":
+		if err := cs.RemoveCallback(ctx, *tenant); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed the callback of tenant %s\n", *tenant)
+	}
+	return nil
+}

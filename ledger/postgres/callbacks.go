@@ -1,0 +1,198 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"settle/ledger"
+)
+
+var _ ledger.CallbackStore = (*Store)(nil)
+
+// callbackCTE queues, in the statement that records a transition, one
+// notification for each row of u that reached a state the tenant is told
+// about, when the tenant has a callback. Being part of that statement is the
+// point: the transition and its notification commit, or fail, together.
+// ON CONFLICT keeps it to one notification per state reached. $13 holds
+// ledger.CallbackStates.
+const callbackCTE = `cb AS (
+	INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at, next_attempt_at)
+	SELECT u.tenant_id, u.operation_id::uuid, u.state, u.fence_token, u.updated_at, u.updated_at
+	FROM u JOIN tenant_callbacks c ON c.tenant_id = u.tenant_id
+	WHERE u.state = ANY($13::text[])
+	ON CONFLICT (tenant_id, operation_id, state) DO NOTHING
+)`
+
+// callbackStates is ledger.CallbackStates as the text array of $13.
+func callbackStates() []string {
+	var out []string
+	for _, s := range ledger.CallbackStates() {
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// SetCallback implements ledger.CallbackStore.
+func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []byte, now time.Time) error {
+	if err := ledger.ValidateCallback(tenant, url, secret); err != nil {
+		return err
+	}
+	now = now.UTC().Truncate(time.Microsecond)
+	_, err := s.pool.Exec(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $4)
+		ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+			updated_at = excluded.updated_at`, tenant, url, secret, now)
+	if err != nil {
+		return fmt.Errorf("set callback: %w", err)
+	}
+	return nil
+}
+
+// RemoveCallback implements ledger.CallbackStore.
+func (s *Store) RemoveCallback(ctx context.Context, tenant string) error {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+WITH d AS (DELETE FROM tenant_callbacks WHERE tenant_id = $1 RETURNING tenant_id),
+	p AS (DELETE FROM callback_outbox WHERE tenant_id = $1 AND delivered_at IS NULL)
+SELECT count(*) FROM d`, tenant).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("remove callback: %w", err)
+	}
+	if n == 0 {
+		return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+	}
+	return nil
+}
+
+// GetCallback implements ledger.CallbackStore.
+func (s *Store) GetCallback(ctx context.Context, tenant string) (ledger.Callback, error) {
+	c := ledger.Callback{Tenant: tenant}
+	err := s.pool.QueryRow(ctx, `SELECT url, secret, created_at, updated_at FROM tenant_callbacks
+		WHERE tenant_id = $1`, tenant).Scan(&c.URL, &c.Secret, &c.CreatedAt, &c.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Callback{}, ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+	}
+	if err != nil {
+		return ledger.Callback{}, fmt.Errorf("get callback: %w", err)
+	}
+	utc(&c.CreatedAt)
+	utc(&c.UpdatedAt)
+	return c, nil
+}
+
+// notificationCols are the callback_outbox columns in scan order; the
+// claim's RETURNING needs them qualified.
+const notificationCols = `callback_id, tenant_id, operation_id::text, state, fence_token, attempts,
+	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error`
+
+const cNotificationCols = `c.callback_id, c.tenant_id, c.operation_id::text, c.state, c.fence_token,
+	c.attempts, c.created_at, c.next_attempt_at, c.delivered_at, coalesce(c.last_status, 0), c.last_error`
+
+func scanNotification(row pgx.CollectableRow) (ledger.Notification, error) {
+	var (
+		n     ledger.Notification
+		state string
+	)
+	err := row.Scan(&n.ID, &n.Tenant, &n.OperationID, &state, &n.Fence, &n.Attempts,
+		&n.CreatedAt, &n.NextAttemptAt, &n.DeliveredAt, &n.LastStatus, &n.LastError)
+	n.State = ledger.State(state)
+	utc(&n.CreatedAt)
+	utc(&n.NextAttemptAt)
+	utcp(n.DeliveredAt)
+	return n, err
+}
+
+// ClaimNotifications implements ledger.CallbackStore. Fairness: each tenant
+// with a callback offers at most n of its due rows, which are taken rank by
+// rank, so one tenant's dead endpoint with a large backlog does not hold up
+// another tenant's few. The cost follows the number of tenants with a
+// callback, not the backlog. SKIP LOCKED lets concurrent claimers in other
+// replicas pass over rows being claimed; the due re-check makes a row just
+// claimed by another invisible.
+func (s *Store) ClaimNotifications(ctx context.Context, n int, lease time.Duration) ([]ledger.Notification, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	now := s.clock()
+	rows, err := s.pool.Query(ctx, `
+WITH due AS (
+	SELECT o.callback_id, o.next_attempt_at,
+		row_number() OVER (PARTITION BY t.tenant_id ORDER BY o.next_attempt_at, o.callback_id) AS rank
+	FROM tenant_callbacks t CROSS JOIN LATERAL (
+		SELECT callback_id, next_attempt_at FROM callback_outbox
+		WHERE tenant_id = t.tenant_id AND delivered_at IS NULL AND next_attempt_at <= $1
+		ORDER BY next_attempt_at LIMIT $2) o
+), picked AS (
+	SELECT callback_id FROM callback_outbox
+	WHERE callback_id IN (SELECT callback_id FROM due ORDER BY rank, next_attempt_at LIMIT $2)
+		AND delivered_at IS NULL AND next_attempt_at <= $1
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE callback_outbox c SET attempts = c.attempts + 1, next_attempt_at = $3
+FROM picked p WHERE c.callback_id = p.callback_id
+RETURNING `+cNotificationCols, now, n, now.Add(lease))
+	if err != nil {
+		return nil, fmt.Errorf("claim notifications: %w", err)
+	}
+	ns, err := pgx.CollectRows(rows, scanNotification)
+	if err != nil {
+		return nil, fmt.Errorf("claim notifications: %w", err)
+	}
+	return ns, nil
+}
+
+// MarkDelivered implements ledger.CallbackStore.
+func (s *Store) MarkDelivered(ctx context.Context, id int64, status int, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE callback_outbox SET delivered_at = coalesce(delivered_at, $2),
+		last_status = $3, last_error = '' WHERE callback_id = $1`, id, now.UTC().Truncate(time.Microsecond), status)
+	if err != nil {
+		return fmt.Errorf("mark delivered: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ledger.Errorf(ledger.ENotFound, "notification not found")
+	}
+	return nil
+}
+
+// MarkFailed implements ledger.CallbackStore.
+func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
+	// A delivered row is left alone: a late failure report from a notifier
+	// whose lease ran out must not undo another's acknowledgement.
+	var found bool
+	err := s.pool.QueryRow(ctx, `
+WITH u AS (
+	UPDATE callback_outbox SET next_attempt_at = $2, last_status = nullif($3, 0), last_error = $4
+	WHERE callback_id = $1 AND delivered_at IS NULL
+)
+SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = $1)`,
+		id, next.UTC().Truncate(time.Microsecond), status, ledger.TrimCallbackError(errText)).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("mark failed: %w", err)
+	}
+	if !found {
+		return ledger.Errorf(ledger.ENotFound, "notification not found")
+	}
+	return nil
+}
+
+// Notifications implements ledger.CallbackStore.
+func (s *Store) Notifications(ctx context.Context, tenant, operationID string) ([]ledger.Notification, error) {
+	if uuid.Validate(operationID) != nil {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+notificationCols+` FROM callback_outbox
+		WHERE tenant_id = $1 AND operation_id = $2 ORDER BY callback_id`, tenant, operationID)
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	ns, err := pgx.CollectRows(rows, scanNotification)
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	return ns, nil
+}

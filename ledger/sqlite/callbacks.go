@@ -1,0 +1,190 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"settle/ledger"
+)
+
+var _ ledger.CallbackStore = (*Store)(nil)
+
+// enqueueCallbacks queues, inside record's transaction, one notification for
+// each applied transition to a state the tenant is told about, when the
+// tenant has a callback. Sharing the transaction is the point: the
+// transition and its notification commit, or roll back, together. ON
+// CONFLICT keeps it to one notification per state reached.
+func enqueueCallbacks(ctx context.Context, tx *sql.Tx, evs []event) error {
+	for _, e := range evs {
+		if !ledger.CallbackState(e.op.State) {
+			continue
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO callback_outbox (tenant_id, operation_id, state,
+				fence_token, created_at, next_attempt_at)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?5 FROM tenant_callbacks WHERE tenant_id = ?1
+			ON CONFLICT (tenant_id, operation_id, state) DO NOTHING`,
+			e.op.Tenant, e.op.ID, string(e.op.State), e.op.Fence, micros(e.op.UpdatedAt))
+		if err != nil {
+			return fmt.Errorf("queue callback: %w", err)
+		}
+	}
+	return nil
+}
+
+// SetCallback implements ledger.CallbackStore.
+func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []byte, now time.Time) error {
+	if err := ledger.ValidateCallback(tenant, url, secret); err != nil {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
+		VALUES (?1, ?2, ?3, ?4, ?4)
+		ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+			updated_at = excluded.updated_at`, tenant, url, secret, micros(now))
+	if err != nil {
+		return fmt.Errorf("set callback: %w", err)
+	}
+	return nil
+}
+
+// RemoveCallback implements ledger.CallbackStore.
+func (s *Store) RemoveCallback(ctx context.Context, tenant string) error {
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM tenant_callbacks WHERE tenant_id = ?`, tenant)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, `DELETE FROM callback_outbox WHERE tenant_id = ? AND delivered_at IS NULL`, tenant)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("remove callback: %w", err)
+	}
+	if n == 0 {
+		return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+	}
+	return nil
+}
+
+// GetCallback implements ledger.CallbackStore.
+func (s *Store) GetCallback(ctx context.Context, tenant string) (ledger.Callback, error) {
+	var created, updated int64
+	c := ledger.Callback{Tenant: tenant}
+	err := s.r.QueryRowContext(ctx, `SELECT url, secret, created_at, updated_at FROM tenant_callbacks
+		WHERE tenant_id = ?`, tenant).Scan(&c.URL, &c.Secret, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Callback{}, ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+	}
+	if err != nil {
+		return ledger.Callback{}, fmt.Errorf("get callback: %w", err)
+	}
+	c.CreatedAt, c.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return c, nil
+}
+
+const notificationCols = `callback_id, tenant_id, operation_id, state, fence_token, attempts,
+	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error`
+
+func collectNotifications(rows *sql.Rows, err error) ([]ledger.Notification, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ns []ledger.Notification
+	for rows.Next() {
+		var (
+			n             ledger.Notification
+			state         string
+			created, next int64
+			delivered     sql.NullInt64
+		)
+		err := rows.Scan(&n.ID, &n.Tenant, &n.OperationID, &state, &n.Fence, &n.Attempts,
+			&created, &next, &delivered, &n.LastStatus, &n.LastError)
+		if err != nil {
+			return nil, err
+		}
+		n.State, n.DeliveredAt = ledger.State(state), fromNull(delivered)
+		n.CreatedAt, n.NextAttemptAt = fromMicros(created), fromMicros(next)
+		ns = append(ns, n)
+	}
+	return ns, rows.Err()
+}
+
+// ClaimNotifications implements ledger.CallbackStore. The single writer
+// serialises claimers; due rows are ranked within their tenant and taken
+// rank by rank, so one tenant's backlog does not hold up another's.
+func (s *Store) ClaimNotifications(ctx context.Context, n int, lease time.Duration) ([]ledger.Notification, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	now := s.clock()
+	var ns []ledger.Notification
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ns, err = collectNotifications(tx.QueryContext(ctx, `UPDATE callback_outbox
+			SET attempts = attempts + 1, next_attempt_at = ?1
+			WHERE callback_id IN (
+				SELECT callback_id FROM (
+					SELECT callback_id, next_attempt_at, row_number() OVER (
+						PARTITION BY tenant_id ORDER BY next_attempt_at, callback_id) AS rank
+					FROM callback_outbox
+					WHERE delivered_at IS NULL AND next_attempt_at <= ?2)
+				ORDER BY rank, next_attempt_at LIMIT ?3)
+			RETURNING `+notificationCols, micros(now.Add(lease)), micros(now), n))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim notifications: %w", err)
+	}
+	return ns, nil
+}
+
+// MarkDelivered implements ledger.CallbackStore.
+func (s *Store) MarkDelivered(ctx context.Context, id int64, status int, now time.Time) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE callback_outbox SET delivered_at = coalesce(delivered_at, ?2),
+		last_status = ?3, last_error = '' WHERE callback_id = ?1`, id, micros(now), status)
+	if err != nil {
+		return fmt.Errorf("mark delivered: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ledger.Errorf(ledger.ENotFound, "notification not found")
+	}
+	return nil
+}
+
+// MarkFailed implements ledger.CallbackStore. A delivered row is left alone:
+// a late failure report from a notifier whose lease ran out must not undo
+// another's acknowledgement.
+func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
+	var found bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE callback_outbox SET next_attempt_at = ?2,
+			last_status = nullif(?3, 0), last_error = ?4 WHERE callback_id = ?1 AND delivered_at IS NULL`,
+			id, micros(next), status, ledger.TrimCallbackError(errText))
+		if err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = ?)`, id).Scan(&found)
+	})
+	if err != nil {
+		return fmt.Errorf("mark failed: %w", err)
+	}
+	if !found {
+		return ledger.Errorf(ledger.ENotFound, "notification not found")
+	}
+	return nil
+}
+
+// Notifications implements ledger.CallbackStore.
+func (s *Store) Notifications(ctx context.Context, tenant, operationID string) ([]ledger.Notification, error) {
+	ns, err := collectNotifications(s.r.QueryContext(ctx, `SELECT `+notificationCols+` FROM callback_outbox
+		WHERE tenant_id = ? AND operation_id = ? ORDER BY callback_id`, tenant, operationID))
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	return ns, nil
+}

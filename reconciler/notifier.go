@@ -1,0 +1,265 @@
+package reconciler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// Callback request headers. The signature is target.Sign's scheme, the one
+// settle also verifies on inbound webhooks.
+const (
+	CallbackSignatureHeader = "Settle-Signature"
+	CallbackEventIDHeader   = "Settle-Event-Id" // the notification id; the same on every retry
+)
+
+// CallbackEvent is the "event" of every callback body.
+const CallbackEvent = "operation.settled"
+
+// Notifier delivers client callbacks. Record queues a notification in the
+// transaction that moves an operation to SUCCEEDED, FAILED_TERMINAL or
+// ESCALATED; the notifier claims due notifications, POSTs each to its
+// tenant's endpoint, signed, and retries with jittered exponential backoff,
+// for ever, until the endpoint answers 2xx. Delivery is at least once: a
+// receiver deduplicates by Settle-Event-Id. It is safe to run in every
+// replica.
+type Notifier struct {
+	Store     ledger.Store
+	Callbacks ledger.CallbackStore
+	Contracts Contracts // optional; names the owning team in an ESCALATED status
+	Log       *slog.Logger
+	Metrics   prometheus.Registerer // nil: not exported
+	Now       func() time.Time      // nil: time.Now; must agree with the store's clock
+	// Client posts the notifications. Nil means a client with a 10s
+	// timeout. Redirects are never followed, whatever the client says: the
+	// tenant's configured URL is the only place a signed body goes.
+	Client *http.Client
+
+	Batch      int           // notifications claimed at once (default 50)
+	Workers    int           // concurrent deliveries (default 8)
+	Tick       time.Duration // pause when nothing is due (default 500ms)
+	Lease      time.Duration // claim lease; a POST is cut off at half of it (default 60s)
+	MinBackoff time.Duration // delay after the first failure (default 1s)
+	MaxBackoff time.Duration // longest delay between attempts (default 10m)
+
+	once              sync.Once
+	client            *http.Client
+	delivered, failed *prometheus.CounterVec
+}
+
+func (n *Notifier) init() {
+	def(&n.Batch, 50)
+	def(&n.Workers, 8)
+	def(&n.Tick, 500*time.Millisecond)
+	def(&n.Lease, 60*time.Second)
+	def(&n.MinBackoff, time.Second)
+	def(&n.MaxBackoff, 10*time.Minute)
+	if n.Now == nil {
+		n.Now = time.Now
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	if n.Client != nil {
+		c = *n.Client
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	n.client = &c
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"tenant"})
+	}
+	n.delivered = counter("settle_callbacks_delivered_total", "Client callback notifications acknowledged with a 2xx, by tenant.")
+	n.failed = counter("settle_callbacks_failed_total", "Client callback delivery attempts that failed and will be retried, by tenant.")
+	if n.Metrics != nil {
+		n.Metrics.MustRegister(n.delivered, n.failed)
+	}
+}
+
+// Run delivers notifications until ctx is cancelled. Then it claims no more
+// and lets deliveries in progress finish and be recorded (each is bounded by
+// half the lease); claimed ones not yet started fall due again when their
+// lease runs out, for this replica after a restart or for another.
+func (n *Notifier) Run(ctx context.Context) error {
+	n.once.Do(n.init)
+	p := newPause(n.Tick)
+	for ctx.Err() == nil {
+		batch, err := n.Callbacks.ClaimNotifications(ctx, n.Batch, n.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				n.Log.Error("notifier: claim failed", "err", err)
+			}
+			p.fail(ctx)
+			continue
+		}
+		p.ok()
+		var (
+			wg    sync.WaitGroup
+			slots = make(chan struct{}, n.Workers)
+		)
+		for _, nt := range batch {
+			if !acquire(ctx, slots) {
+				break
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				n.deliver(ctx, nt)
+			}()
+		}
+		wg.Wait()
+		if len(batch) < n.Batch {
+			p.idle(ctx)
+		}
+	}
+	return nil
+}
+
+// acquire takes a worker slot, or reports false once ctx is cancelled.
+func acquire(ctx context.Context, slots chan struct{}) bool {
+	select {
+	case slots <- struct{}{}:
+		if ctx.Err() != nil {
+			<-slots
+			return false
+		}
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// deliver makes one attempt and records its result. A delivery in progress
+// is not cut off by shutdown: an acknowledgement settle did not see would
+// be delivered again. It is bounded instead by half the claim's lease, so no
+// other replica delivers the same notification while this one still waits
+// for an answer.
+func (n *Notifier) deliver(ctx context.Context, nt ledger.Notification) {
+	pctx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), n.Lease/2)
+	status, err := n.post(pctx, nt)
+	cancelPost()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	log := n.Log.With("callback_id", nt.ID, "tenant", nt.Tenant, "operation_id", nt.OperationID,
+		"state", nt.State, "attempt", nt.Attempts)
+	if err == nil {
+		n.delivered.WithLabelValues(nt.Tenant).Inc()
+		if err := n.Callbacks.MarkDelivered(rctx, nt.ID, status, n.Now()); err != nil {
+			log.Error("notifier: delivered, but not recorded; it will be delivered again", "err", err)
+			return
+		}
+		log.Info("notifier: delivered", "status", status)
+		return
+	}
+	n.failed.WithLabelValues(nt.Tenant).Inc()
+	next := n.Now().Add(n.backoff(nt.Attempts))
+	if err := n.Callbacks.MarkFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
+		log.Error("notifier: failure not recorded; retried when the claim expires", "err", err)
+	}
+	log.Warn("notifier: delivery failed", "status", status, "err", err, "next_attempt_at", next)
+}
+
+// backoff is the delay after the given number of attempts: MinBackoff
+// doubling per attempt, jittered, never above MaxBackoff.
+func (n *Notifier) backoff(attempts int) time.Duration {
+	b := &backoff.ExponentialBackOff{InitialInterval: n.MinBackoff, RandomizationFactor: 0.25,
+		Multiplier: 2, MaxInterval: n.MaxBackoff}
+	d := b.NextBackOff()
+	for i := 1; i < min(attempts, 64); i++ { // past the cap the interval stays put
+		d = b.NextBackOff()
+	}
+	return min(d, n.MaxBackoff)
+}
+
+// post sends one notification and returns the endpoint's status; err is
+// nil only for a 2xx. Errors never quote the URL, which may carry a token.
+func (n *Notifier) post(ctx context.Context, nt ledger.Notification) (int, error) {
+	op, err := n.Store.Get(ctx, nt.Tenant, nt.OperationID)
+	if err != nil {
+		return 0, fmt.Errorf("load operation: %w", err)
+	}
+	cb, err := n.Callbacks.GetCallback(ctx, nt.Tenant)
+	if err != nil {
+		return 0, fmt.Errorf("load callback: %w", err)
+	}
+	now := n.Now()
+	body, err := json.Marshal(n.message(nt, op, now))
+	if err != nil {
+		return 0, fmt.Errorf("encode: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cb.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, errors.New("callback URL is not usable")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "settle-callbacks/1")
+	req.Header.Set(CallbackEventIDHeader, strconv.FormatInt(nt.ID, 10))
+	req.Header.Set(CallbackSignatureHeader, target.Sign(cb.Secret, now, body))
+	resp, err := n.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, fmt.Errorf("no answer: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("endpoint answered %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
+
+// callbackMessage is the JSON body of a callback. It carries what the
+// client API shows about the operation, never the payload.
+type callbackMessage struct {
+	Event     string            `json:"event"`
+	Operation callbackOperation `json:"operation"`
+	SentAt    time.Time         `json:"sent_at"`
+}
+
+type callbackOperation struct {
+	OperationID   string `json:"operation_id"`
+	Tenant        string `json:"tenant"`
+	Target        string `json:"target"`
+	OperationType string `json:"operation_type"`
+	IntentRef     string `json:"intent_ref"`
+	// State and Status are those the notification announces, which the
+	// operation may since have left (ESCALATED, later resolved).
+	State     string    `json:"state"`
+	Status    string    `json:"status"`
+	RemoteRef string    `json:"remote_ref,omitempty"` // only for SUCCEEDED
+	UpdatedAt time.Time `json:"updated_at"`           // when State was reached
+}
+
+func (n *Notifier) message(nt ledger.Notification, op ledger.Operation, now time.Time) callbackMessage {
+	var owner string
+	if n.Contracts != nil {
+		if c, ok := n.Contracts.Get(op.Target); ok {
+			owner = c.Owner.Team
+		}
+	}
+	m := callbackMessage{Event: CallbackEvent, SentAt: now.UTC(), Operation: callbackOperation{
+		OperationID: op.ID, Tenant: op.Tenant, Target: op.Target, OperationType: op.Type,
+		IntentRef: op.IntentRef, State: string(nt.State), Status: nt.State.Plain(owner),
+		UpdatedAt: nt.CreatedAt.UTC(),
+	}}
+	if nt.State == ledger.Succeeded {
+		m.Operation.RemoteRef = op.RemoteRef
+	}
+	return m
+}
