@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"time"
 )
 
@@ -66,5 +67,36 @@ func TamperedOutcome(op Operation) Outcome {
 	return Outcome{
 		Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
 		From: op.State, To: Escalated, Actor: ActorExecutor, Reason: ReasonPayloadTampered,
+	}
+}
+
+// VerifyClaimed re-hashes a just-claimed operation's stored bytes (rule 2:
+// re-verify at claim time). A mismatch means the row was altered behind the
+// ledger's back: the operation is escalated under the fence just taken, with
+// record, and never handed to a sender.
+func VerifyClaimed(ctx context.Context, op Operation, record func(context.Context, Outcome) (Operation, error)) (Operation, error) {
+	if HashMatches(op.Payload, op.PayloadHash) {
+		return op, nil
+	}
+	if _, err := record(ctx, TamperedOutcome(op)); err != nil {
+		return Operation{}, err
+	}
+	return Operation{}, Errorf(EPayloadConflict, "stored payload does not match its approved hash; escalated")
+}
+
+// ExplainUnapplied fills errs[i] for every valid outcome that the store's
+// conditional write did not apply: not found, or a stale fence.
+func ExplainUnapplied(ctx context.Context, outcomes []Outcome, errs []error, applied []bool,
+	get func(ctx context.Context, tenant, id string) (Operation, error)) {
+	for i, o := range outcomes {
+		if errs[i] != nil || applied[i] {
+			continue
+		}
+		cur, err := get(ctx, o.Tenant, o.OperationID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		errs[i] = StaleFence(cur, o)
 	}
 }

@@ -49,7 +49,7 @@ SELECT `+cols+` FROM c`, tenant, id, hash, now.Add(lease), now))
 		}
 		return ledger.Operation{}, ledger.NotClaimable(op, hash)
 	}
-	return s.verifyClaimed(ctx, ops[0])
+	return ledger.VerifyClaimed(ctx, ops[0], s.Record)
 }
 
 // ClaimBatch implements ledger.Store.
@@ -78,27 +78,13 @@ SELECT `+cols+` FROM c ORDER BY created_at`, n, now.Add(lease), now))
 	}
 	out := ops[:0]
 	for _, op := range ops {
-		op, err := s.verifyClaimed(ctx, op)
+		op, err := ledger.VerifyClaimed(ctx, op, s.Record)
 		if err != nil {
 			continue // escalated by verifyClaimed; never sent
 		}
 		out = append(out, op)
 	}
 	return out, nil
-}
-
-// verifyClaimed re-verifies that the stored bytes still hash to the approved
-// hash. A mismatch means the row was altered behind the ledger's back: the
-// operation is escalated under the fence just taken, and never sent.
-func (s *Store) verifyClaimed(ctx context.Context, op ledger.Operation) (ledger.Operation, error) {
-	if ledger.HashMatches(op.Payload, op.PayloadHash) {
-		return op, nil
-	}
-	_, err := s.Record(ctx, ledger.TamperedOutcome(op))
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("claim: escalate tampered payload: %w", err)
-	}
-	return ledger.Operation{}, ledger.Errorf(ledger.EPayloadConflict, "stored payload does not match its approved hash; escalated")
 }
 
 // Record implements ledger.Store.
@@ -177,17 +163,7 @@ SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons,
 			ops[i], applied[i] = op, true
 		}
 	}
-	for i, o := range outcomes {
-		if errs[i] != nil || applied[i] {
-			continue
-		}
-		cur, err := s.Get(ctx, o.Tenant, o.OperationID)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		errs[i] = ledger.StaleFence(cur, o)
-	}
+	ledger.ExplainUnapplied(ctx, outcomes, errs, applied, s.Get)
 	return ops, errs, nil
 }
 

@@ -49,7 +49,7 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 		}
 		return ledger.Operation{}, ledger.NotClaimable(op, hash)
 	}
-	return s.verifyClaimed(ctx, ops[0])
+	return ledger.VerifyClaimed(ctx, ops[0], s.Record)
 }
 
 // ClaimBatch implements ledger.Store.
@@ -77,23 +77,11 @@ func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]l
 	sortByCreated(ops)
 	out := ops[:0]
 	for _, op := range ops {
-		if op, err := s.verifyClaimed(ctx, op); err == nil {
+		if op, err := ledger.VerifyClaimed(ctx, op, s.Record); err == nil {
 			out = append(out, op)
 		}
 	}
 	return out, nil
-}
-
-// verifyClaimed escalates, under the fence just taken, an operation whose
-// stored bytes no longer hash to the approved hash; it is never sent.
-func (s *Store) verifyClaimed(ctx context.Context, op ledger.Operation) (ledger.Operation, error) {
-	if ledger.HashMatches(op.Payload, op.PayloadHash) {
-		return op, nil
-	}
-	if _, err := s.Record(ctx, ledger.TamperedOutcome(op)); err != nil {
-		return ledger.Operation{}, fmt.Errorf("claim: escalate tampered payload: %w", err)
-	}
-	return ledger.Operation{}, ledger.Errorf(ledger.EPayloadConflict, "stored payload does not match its approved hash; escalated")
 }
 
 // Record implements ledger.Store.
@@ -152,17 +140,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 	if err != nil {
 		return nil, nil, fmt.Errorf("record: %w", err)
 	}
-	for i, o := range outcomes {
-		if errs[i] != nil || applied[i] {
-			continue
-		}
-		cur, err := s.Get(ctx, o.Tenant, o.OperationID)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		errs[i] = ledger.StaleFence(cur, o)
-	}
+	ledger.ExplainUnapplied(ctx, outcomes, errs, applied, s.Get)
 	return ops, errs, nil
 }
 
