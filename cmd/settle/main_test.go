@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,11 +41,36 @@ func TestMain(m *testing.M) {
 // exit cleanly.
 func start(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
+	base, _ := startLogged(t, dir, env, args...)
+	return base
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startLogged is start that also returns the server's log (stderr).
+func startLogged(t *testing.T, dir string, env []string, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +102,7 @@ func start(t *testing.T, dir string, env []string, args ...string) string {
 			t.Errorf("settle serve did not stop cleanly: %v; stderr: %s", err, stderr.String())
 		}
 	})
-	return strings.Fields(url)[0]
+	return strings.Fields(url)[0], stderr
 }
 
 func healthy(t *testing.T, base string) {
