@@ -14,6 +14,7 @@ const (
 	EInvalid           Code = "invalid"
 	ENotFound          Code = "not_found"
 	EPayloadConflict   Code = "payload_conflict"
+	EConflict          Code = "conflict"
 	EStaleFence        Code = "stale_fence"
 	EInvalidTransition Code = "invalid_transition"
 	EUnauthorized      Code = "unauthorized"

@@ -23,7 +23,7 @@ func statusOf(code ledger.Code) int {
 		return http.StatusUnprocessableEntity
 	case ledger.ENotFound:
 		return http.StatusNotFound
-	case ledger.EPayloadConflict, ledger.EStaleFence, ledger.EInvalidTransition:
+	case ledger.EPayloadConflict, ledger.EConflict, ledger.EStaleFence, ledger.EInvalidTransition:
 		return http.StatusConflict
 	case ledger.EUnauthorized:
 		return http.StatusUnauthorized

@@ -22,6 +22,7 @@ commands:
   migrate     apply the database migrations and exit
   token       create, list and revoke API tokens
   operation   show an operation and its event log (settle operation show --tenant T REF)
+  escalation  list ESCALATED operations; propose, approve (two people) or reject a manual resolution
   quarantine  list and resolve quarantined inbound events
   audit       compare a target's SUCCEEDED operations with its own records (exit 1 on findings)
   callback    set, show and remove a tenant's callback endpoint
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = quarantine(ctx, args[1:], stdout, stderr)
 	case "audit":
 		err = audit(ctx, args[1:], stdout, stderr)
+	case "escalation":
+		err = escalation(ctx, args[1:], stdout, stderr)
 	case "callback":
 		err = callback(ctx, args[1:], stdout, stderr)
 	case "sim":

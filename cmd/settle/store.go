@@ -63,6 +63,7 @@ type store interface {
 	ledger.InboxStore
 	ledger.AuditStore
 	ledger.CallbackStore
+	ledger.ResolutionStore
 	auth.TokenStore
 }
 

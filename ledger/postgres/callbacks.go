@@ -18,17 +18,19 @@ var _ ledger.CallbackStore = (*Store)(nil)
 // notification for each row of u that reached a state the tenant is told
 // about, when the tenant has a callback. Being part of that statement is the
 // point: the transition and its notification commit, or fail, together.
-// ON CONFLICT keeps it to one notification per state reached. $13 holds
-// ledger.CallbackStates.
-const callbackCTE = `cb AS (
+// ON CONFLICT keeps it to one notification per state reached. The
+// parameter named by param holds ledger.CallbackStates (see callbackStates).
+func callbackCTE(param string) string {
+	return `cb AS (
 	INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at, next_attempt_at)
 	SELECT u.tenant_id, u.operation_id::uuid, u.state, u.fence_token, u.updated_at, u.updated_at
 	FROM u JOIN tenant_callbacks c ON c.tenant_id = u.tenant_id
-	WHERE u.state = ANY($13::text[])
+	WHERE u.state = ANY(` + param + `::text[])
 	ON CONFLICT (tenant_id, operation_id, state) DO NOTHING
 )`
+}
 
-// callbackStates is ledger.CallbackStates as the text array of $13.
+// callbackStates is ledger.CallbackStates as a text array parameter.
 func callbackStates() []string {
 	var out []string
 	for _, s := range ledger.CallbackStates() {

@@ -152,7 +152,7 @@ WITH i AS (
 			// Client callbacks: the notification of a state the tenant is
 			// told about is queued by this same statement, so it cannot be
 			// lost (callbacks.go; $13).
-			callbackCTE+`
+			callbackCTE("$13")+`
 SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents,
 			callbackStates()))
 		if err != nil {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"settle/ledger"
+)
+
+const escalationUsage = `usage: settle escalation <list|propose|approve|reject> --tenant NAME [flags]
+
+  settle escalation list --tenant T [--all]
+  settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --by NAME
+  settle escalation approve --tenant T PROPOSAL --by NAME      (a different person than the proposer)
+  settle escalation reject  --tenant T PROPOSAL --by NAME --reason TEXT
+`
+
+// escalation works the escalation queue from the command line: one person
+// proposes how an ESCALATED operation ended, another approves it.
+func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	verbs := map[string]bool{"list": true, "propose": true, "approve": true, "reject": true}
+	if len(args) == 0 || !verbs[args[0]] {
+		fmt.Fprint(stderr, escalationUsage)
+		return errUsage
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("settle escalation "+verb, flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	tenant := fs.String("tenant", "", "the tenant (required)")
+	all := fs.Bool("all", false, "list decided proposals too")
+	to := fs.String("to", "", "SUCCEEDED or FAILED_TERMINAL")
+	ref := fs.String("remote-ref", "", "the target's object id (required for SUCCEEDED)")
+	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected")
+	by := fs.String("by", "", "who acts")
+	pos, err := parseInterspersed(fs, args[1:], stderr)
+	if err != nil {
+		return err
+	}
+	wantPos := map[string]int{"list": 0, "propose": 1, "approve": 1, "reject": 1}[verb]
+	if *tenant == "" || len(pos) != wantPos || (verb != "list" && *by == "") {
+		fmt.Fprint(stderr, escalationUsage)
+		return errUsage
+	}
+	var id int64
+	if verb == "approve" || verb == "reject" {
+		if id, err = strconv.ParseInt(pos[0], 10, 64); err != nil {
+			fmt.Fprintf(stderr, "proposal id must be a number, got %q\n", pos[0])
+			return errUsage
+		}
+	}
+	store, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	switch verb {
+	case "propose":
+		r, err := store.Propose(ctx, ledger.Resolution{Tenant: *tenant, OperationID: pos[0], To: ledger.State(*to),
+			RemoteRef: *ref, Reason: *reason, ProposedBy: *by})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, r.OperationID, r.To, r.ProposedBy)
+	case "approve":
+		op, err := store.Approve(ctx, *tenant, id, *by)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "approved %d: operation %s is %s\n", id, op.ID, op.State)
+	case "reject":
+		if err := store.Reject(ctx, *tenant, id, *by, *reason); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rejected %d\n", id)
+	case "list":
+		return listEscalations(ctx, store, *tenant, *all, stdout)
+	}
+	return nil
+}
+
+// listEscalations prints the tenant's ESCALATED operations and proposals.
+func listEscalations(ctx context.Context, store store, tenant string, all bool, w io.Writer) error {
+	page, err := store.List(ctx, ledger.ListFilter{Tenant: tenant, State: ledger.Escalated, Limit: ledger.MaxListLimit})
+	if err != nil {
+		return err
+	}
+	rs, err := store.Resolutions(ctx, tenant, !all)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ESCALATED OPERATION\tTARGET\tSINCE\tREASON")
+	for _, op := range page.Operations {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", op.ID, op.Target, op.UpdatedAt.Format(time.RFC3339), op.Reason)
+	}
+	fmt.Fprintln(tw, "\nPROPOSAL\tOPERATION\tTO\tREMOTE REF\tBY\tDECISION")
+	for _, r := range rs {
+		decision := "open"
+		if r.Decision != "" {
+			decision = fmt.Sprintf("%s by %s %s", r.Decision, r.DecidedBy, r.DecisionWhy)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.OperationID, r.To, dash(r.RemoteRef), r.ProposedBy, decision)
+	}
+	return tw.Flush()
+}

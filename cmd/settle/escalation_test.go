@@ -1,0 +1,58 @@
+package main
+
+import (
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A class D target cannot confirm a dropped response, so the operation is
+// escalated; one person proposes SUCCEEDED with the object id found at the
+// provider, a second approves, and the operation is confirmed.
+func TestEscalation_TwoPersonResolution(t *testing.T) {
+	dir := t.TempDir()
+	simBase, contracts := simWithContract(t, dir, "--class", "D", "--drop-after-commit", "1")
+	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	base := start(t, dir, nil, "--database-url", db, "--contracts", contracts, "--lease", "10s")
+	token := newToken(t, db)
+	_, op := apiCall(t, http.MethodPost, base+"/api/v1/operations", token, chargeBody)
+	esc := waitState(t, base, token, op.ID, "ESCALATED", 10*time.Second)
+	if !strings.HasPrefix(esc.Status, "Under review by ") {
+		t.Fatalf("status %q", esc.Status)
+	}
+	if simObjects(t, simBase, op.RemoteKey) != 1 {
+		t.Fatal("the provider should hold the charge")
+	}
+	cli := func(args ...string) (string, error) {
+		out, err := exec.Command(binary, append(append([]string{"escalation"}, args...), "--tenant", "acme", "--database-url", db)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, _ := cli("list"); !strings.Contains(out, op.ID) {
+		t.Fatalf("list:\n%s", out)
+	}
+	out, err := cli("propose", op.ID, "--to", "SUCCEEDED", "--remote-ref", "ch_found", "--reason", "seen in the provider dashboard", "--by", "alice")
+	if err != nil {
+		t.Fatalf("propose: %v\n%s", err, out)
+	}
+	id := regexp.MustCompile(`proposal (\d+)`).FindStringSubmatch(out)[1]
+	if out, err := cli("approve", id, "--by", "alice"); err == nil || !strings.Contains(out, "own proposal") {
+		t.Fatalf("self-approval: %v\n%s", err, out)
+	}
+	if out, err := cli("approve", id, "--by", "bob"); err != nil || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	got := waitState(t, base, token, op.ID, "SUCCEEDED", 5*time.Second)
+	if got.RemoteRef != "ch_found" || got.Status != "Confirmed" {
+		t.Fatalf("resolved operation %+v", got)
+	}
+	for _, args := range [][]string{{}, {"frob"}, {"approve", "1"}, {"propose", "x", "--tenant", "acme"}} {
+		err := exec.Command(binary, append([]string{"escalation"}, args...)...).Run()
+		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+			t.Fatalf("escalation %v: %v, want exit 2", args, err)
+		}
+	}
+}
