@@ -68,7 +68,7 @@ func TestDrill_DatabaseRestart(t *testing.T) {
 	// Everything settles; nothing is PREPARED or IN_FLIGHT, and nothing
 	// whose object exists stays UNKNOWN.
 	deadline := time.Now().Add(3 * time.Minute)
-	counts := map[string]int{}
+	var counts map[string]int
 	for {
 		counts = map[string]int{}
 		objects := simRefs(t, simBase)
