@@ -49,6 +49,27 @@ func TestEscalation_TwoPersonResolution(t *testing.T) {
 	if got.RemoteRef != "ch_found" || got.Status != "Confirmed" {
 		t.Fatalf("resolved operation %+v", got)
 	}
+	// The manager's figures, as CSV.
+	if status, _ := apiCall(t, http.MethodPost, base+"/api/v1/operations", token, strings.Replace(chargeBody, "500", "400", 1)); status != http.StatusConflict {
+		t.Fatalf("conflicting POST: %d", status)
+	}
+	csvOut, err := exec.Command(binary, "figures", "--tenant", "acme", "--csv", "--database-url", db).CombinedOutput()
+	if err != nil {
+		t.Fatalf("figures: %v\n%s", err, csvOut)
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	for _, row := range []string{
+		"acme,payments,unknown_entries:" + today + ",1", "acme,payments,resolved,1", "acme,payments,escalated,1",
+		"acme,,open_escalations,0", "acme,,payload_conflicts,1", "acme,,duplicates,0",
+	} {
+		if !strings.Contains(string(csvOut), row+"\n") {
+			t.Fatalf("figures lack %q:\n%s", row, csvOut)
+		}
+	}
+	if out, err := exec.Command(binary, "figures", "--tenant", "acme", "--database-url", db).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "payments") {
+		t.Fatalf("figures table: %v\n%s", err, out)
+	}
 	for _, args := range [][]string{{}, {"frob"}, {"approve", "1"}, {"propose", "x", "--tenant", "acme"}} {
 		err := exec.Command(binary, append([]string{"escalation"}, args...)...).Run()
 		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {

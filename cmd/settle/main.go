@@ -24,6 +24,7 @@ commands:
   operation   show an operation and its event log (settle operation show --tenant T REF)
   escalation  list ESCALATED operations; propose, approve (two people) or reject a manual resolution
   quarantine  list and resolve quarantined inbound events
+  figures     a tenant's figures per target: UNKNOWN per day, time to resolution, escalations, conflicts, duplicates
   audit       compare a target's SUCCEEDED operations with its own records (exit 1 on findings)
   callback    set, show and remove a tenant's callback endpoint
   sim         run the simulated payments target, or print its contract
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = audit(ctx, args[1:], stdout, stderr)
 	case "escalation":
 		err = escalation(ctx, args[1:], stdout, stderr)
+	case "figures":
+		err = figures(ctx, args[1:], stdout, stderr)
 	case "callback":
 		err = callback(ctx, args[1:], stdout, stderr)
 	case "sim":

@@ -64,6 +64,7 @@ type store interface {
 	ledger.AuditStore
 	ledger.CallbackStore
 	ledger.ResolutionStore
+	ledger.FigureStore
 	auth.TokenStore
 }
 

@@ -12,6 +12,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Audit", func(t *testing.T) { RunAudit(t, h) })
 	t.Run("Callbacks", func(t *testing.T) { RunCallbacks(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
+	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
 	t.Run("Record", func(t *testing.T) { testRecord(t, h) })
 	t.Run("SweepAndLease", func(t *testing.T) { testSweepAndLease(t, h) })

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"settle/ledger"
+)
+
+const figuresUsage = `usage: settle figures --tenant NAME [--since DURATION] [--csv]
+
+  The paper's "what to measure", per target: operations entering UNKNOWN per
+  day, time from UNKNOWN to resolution (median, worst), escalations and the
+  oldest open one, payload conflicts, duplicates found by audit.
+`
+
+// figures prints a tenant's manager figures, as a table or as CSV.
+func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("settle figures", flag.ContinueOnError)
+	dbURL := dbFlag(fs)
+	tenant := fs.String("tenant", "", "the tenant (required)")
+	window := fs.Duration("since", 30*24*time.Hour, "how far back to look")
+	asCSV := fs.Bool("csv", false, "print CSV (tenant,target,metric,value) for export")
+	pos, err := parseInterspersed(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if *tenant == "" || len(pos) != 0 || *window <= 0 {
+		fmt.Fprint(stderr, figuresUsage)
+		return errUsage
+	}
+	store, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	f, err := tenantFigures(ctx, store, *tenant, time.Now().Add(-*window))
+	if err != nil {
+		return err
+	}
+	if *asCSV {
+		return writeFiguresCSV(stdout, f)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "tenant %s since %s\n\n", f.Tenant, f.Since.Format(time.RFC3339))
+	fmt.Fprintln(tw, "TARGET\tUNKNOWN ENTRIES\tBUSIEST DAY\tRESOLVED\tMEDIAN\tWORST\tESCALATED")
+	for _, t := range f.Targets {
+		total, day, most := 0, "-", 0
+		for d, n := range t.UnknownPerDay {
+			total += n
+			if n > most || (n == most && d > day) {
+				day, most = d, n
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%d\n", t.Target, total, day, t.Resolved,
+			t.Median.Round(time.Second), t.Worst.Round(time.Second), t.Escalated)
+	}
+	oldest := "-"
+	if f.OldestEscalation != nil {
+		oldest = f.OldestEscalation.Format(time.RFC3339)
+	}
+	fmt.Fprintf(tw, "\nopen escalations\t%d (oldest since %s)\n", f.OpenEscalations, oldest)
+	fmt.Fprintf(tw, "payload conflicts\t%d\n", f.PayloadConflicts)
+	fmt.Fprintf(tw, "duplicates found by audit\t%d\n", f.Duplicates)
+	return tw.Flush()
+}
+
+// tenantFigures gathers the figures from the store.
+func tenantFigures(ctx context.Context, s store, tenant string, since time.Time) (ledger.TenantFigures, error) {
+	ts, err := s.Transitions(ctx, tenant, since)
+	if err != nil {
+		return ledger.TenantFigures{}, err
+	}
+	f := ledger.ComputeFigures(tenant, since, ts)
+	if f.PayloadConflicts, err = s.PayloadConflicts(ctx, tenant, since); err != nil {
+		return f, err
+	}
+	if f.Duplicates, err = s.CountFindings(ctx, tenant, ledger.FindingDuplicate, since); err != nil {
+		return f, err
+	}
+	for cursor := ""; ; {
+		page, err := s.List(ctx, ledger.ListFilter{Tenant: tenant, State: ledger.Escalated, Limit: ledger.MaxListLimit, Cursor: cursor})
+		if err != nil {
+			return f, err
+		}
+		for _, op := range page.Operations {
+			f.OpenEscalations++
+			if at := op.UpdatedAt; f.OldestEscalation == nil || at.Before(*f.OldestEscalation) {
+				f.OldestEscalation = &at
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return f, nil
+		}
+	}
+}
+
+func writeFiguresCSV(w io.Writer, f ledger.TenantFigures) error {
+	cw := csv.NewWriter(w)
+	row := func(target, metric, value string) { _ = cw.Write([]string{f.Tenant, target, metric, value}) }
+	row("", "since", f.Since.Format(time.RFC3339))
+	for _, t := range f.Targets {
+		days := make([]string, 0, len(t.UnknownPerDay))
+		for d := range t.UnknownPerDay {
+			days = append(days, d)
+		}
+		sort.Strings(days)
+		for _, d := range days {
+			row(t.Target, "unknown_entries:"+d, strconv.Itoa(t.UnknownPerDay[d]))
+		}
+		row(t.Target, "resolved", strconv.Itoa(t.Resolved))
+		row(t.Target, "resolution_median_seconds", strconv.FormatFloat(t.Median.Seconds(), 'f', 3, 64))
+		row(t.Target, "resolution_worst_seconds", strconv.FormatFloat(t.Worst.Seconds(), 'f', 3, 64))
+		row(t.Target, "escalated", strconv.Itoa(t.Escalated))
+	}
+	row("", "open_escalations", strconv.Itoa(f.OpenEscalations))
+	if f.OldestEscalation != nil {
+		row("", "oldest_open_escalation", f.OldestEscalation.Format(time.RFC3339))
+	}
+	row("", "payload_conflicts", strconv.Itoa(f.PayloadConflicts))
+	row("", "duplicates", strconv.Itoa(f.Duplicates))
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,39 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"settle/ledger"
+)
+
+var _ ledger.FigureStore = (*Store)(nil)
+
+// Transitions implements ledger.FigureStore.
+func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time) ([]ledger.Transition, error) {
+	rows, err := s.pool.Query(ctx, `SELECT e.operation_id::text, o.target, coalesce(e.from_state, ''), e.to_state, e.at
+		FROM operation_events e JOIN operation_ledger o
+			ON o.tenant_id = e.tenant_id AND o.operation_id = e.operation_id
+		WHERE e.tenant_id = $1 AND e.at >= $2
+			AND e.to_state IN ('UNKNOWN', 'SUCCEEDED', 'FAILED_TERMINAL', 'ESCALATED')
+		ORDER BY e.at, e.event_id`, tenant, since)
+	if err != nil {
+		return nil, fmt.Errorf("transitions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Transition, error) {
+		var (
+			t        ledger.Transition
+			from, to string
+		)
+		err := r.Scan(&t.OperationID, &t.Target, &from, &to, &t.At)
+		t.From, t.To, t.At = ledger.State(from), ledger.State(to), t.At.UTC()
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("transitions: %w", err)
+	}
+	return out, nil
+}
