@@ -32,28 +32,6 @@ func (r *rig) auditor(reg prometheus.Registerer) *reconciler.Auditor {
 		Metrics: reg, Batch: 2, Interval: 20 * time.Millisecond}
 }
 
-// confirmed creates one operation per tenant and sends them through the
-// executor until each is SUCCEEDED.
-func (r *rig) confirmed(tenants ...string) []ledger.Operation {
-	r.t.Helper()
-	var ops []ledger.Operation
-	for i, tenant := range tenants {
-		ops = append(ops, r.create(tenant, fmt.Sprintf("order-%d", i), 100+i))
-	}
-	r.runUntil("all SUCCEEDED", 10*time.Second, func() bool {
-		for _, op := range ops {
-			if r.get(op).State != ledger.Succeeded {
-				return false
-			}
-		}
-		return true
-	}, r.executor(r.store))
-	for i := range ops {
-		ops[i] = r.get(ops[i])
-	}
-	return ops
-}
-
 func (r *rig) audit(a *reconciler.Auditor) reconciler.Report {
 	r.t.Helper()
 	rep, err := a.AuditTarget(r.ctx, r.c.Name)

@@ -156,28 +156,6 @@ func (r *rig) notifier(s ledger.Store, reg prometheus.Registerer, logs io.Writer
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 }
 
-// settled sends n new operations of tenant through the executor until each
-// is SUCCEEDED.
-func (r *rig) settled(tenant string, n int) []ledger.Operation {
-	r.t.Helper()
-	var ops []ledger.Operation
-	for i := range n {
-		ops = append(ops, r.create(tenant, fmt.Sprintf("%s-order-%d", tenant, i), 100+i))
-	}
-	r.runUntil("all SUCCEEDED", 10*time.Second, func() bool {
-		for _, op := range ops {
-			if r.get(op).State != ledger.Succeeded {
-				return false
-			}
-		}
-		return true
-	}, r.executor(r.store))
-	for i := range ops {
-		ops[i] = r.get(ops[i])
-	}
-	return ops
-}
-
 // cbNotification returns op's one notification.
 func (r *rig) cbNotification(op ledger.Operation) ledger.Notification {
 	r.t.Helper()
@@ -215,7 +193,7 @@ func TestNotifier_SignedWithoutPayload(t *testing.T) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		rc := newCBReceiver(t)
 		r.withCallbacks("acme", rc)
-		op := r.settled("acme", 1)[0]
+		op := r.confirmed("acme")[0]
 		escalated := r.create("acme", "order-escalated", 700)
 		claimed, err := r.store.Claim(r.ctx, escalated.Tenant, escalated.ID, escalated.PayloadHash, time.Minute)
 		if err != nil {
@@ -296,7 +274,7 @@ func TestNotifier_RetriesWithBackoffUntilAcknowledged(t *testing.T) {
 		rc := newCBReceiver(t)
 		rc.set(func(rc *cbReceiver) { rc.fail, rc.redirect = 3, 1 })
 		r.withCallbacks("acme", rc)
-		op := r.settled("acme", 1)[0]
+		op := r.confirmed("acme")[0]
 		reg := prometheus.NewRegistry()
 		var logs syncBuffer
 		nt := r.notifier(r.store, reg, &logs)
@@ -367,7 +345,7 @@ func TestNotifier_SurvivesRestart(t *testing.T) {
 					rc.set(c.down)
 				}
 				r.withCallbacks("acme", rc)
-				op := r.settled("acme", 1)[0]
+				op := r.confirmed("acme")[0]
 				c.stop(r, rc)
 				stoppedAt := time.Now()
 				n := r.cbNotification(op)
@@ -418,8 +396,8 @@ func TestNotifier_TwoReplicasDeliverEachOnce(t *testing.T) {
 		r.withCallbacks("acme", rc)
 		r.withCallbacks("globex", rc)
 		const each = 15
-		r.settled("acme", each)
-		r.settled("globex", each)
+		r.confirmed(repeat("acme", each)...)
+		r.confirmed(repeat("globex", each)...)
 		a, b := r.notifier(r.store, nil, nil), r.notifier(h.Sibling(t, r.store, time.Now), nil, nil)
 		r.runUntil("every acknowledgement", 20*time.Second, rc.ackedAll(2*each), a, b)
 		r.runUntil("a quiet while", 5*time.Second, sleepFor(300*time.Millisecond), a, b)

@@ -29,6 +29,7 @@ type rig struct {
 	c      *target.Contract
 	client *target.Client
 	log    *slog.Logger
+	seq    int // numbers the intents confirmed() creates
 }
 
 func newRig(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *target.Contract)) *rig {
@@ -160,4 +161,35 @@ func (r *rig) lastEvent(op ledger.Operation) ledger.Event {
 		r.t.Fatal(err)
 	}
 	return evs[len(evs)-1]
+}
+
+// confirmed creates one operation per tenant named (a tenant may repeat)
+// and sends them through the executor until each is SUCCEEDED.
+func (r *rig) confirmed(tenants ...string) []ledger.Operation {
+	r.t.Helper()
+	var ops []ledger.Operation
+	for _, tenant := range tenants {
+		r.seq++
+		ops = append(ops, r.create(tenant, fmt.Sprintf("%s-order-%d", tenant, r.seq), 100+r.seq))
+	}
+	r.runUntil("all SUCCEEDED", 10*time.Second, func() bool {
+		for _, op := range ops {
+			if r.get(op).State != ledger.Succeeded {
+				return false
+			}
+		}
+		return true
+	}, r.executor(r.store))
+	for i := range ops {
+		ops[i] = r.get(ops[i])
+	}
+	return ops
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package ledgertest
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -406,4 +407,39 @@ func testCallbackMark(t *testing.T, h Harness) {
 			t.Fatalf("another tenant sees %+v, %v", ns, err)
 		}
 	})
+}
+
+// CallbackAtomicity checks that a transition and its callback notification
+// commit together: refuse makes the store's database reject inserts into
+// the notification queue (each dialect does it its own way), and then a
+// record to SUCCEEDED must fail and leave the operation untouched.
+func CallbackAtomicity(t *testing.T, s ledger.Store, refuse func()) {
+	t.Helper()
+	ctx := context.Background()
+	cbs := s.(ledger.CallbackStore)
+	secret := []byte("scs_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG")
+	if err := cbs.SetCallback(ctx, "acme", "https://hooks.example.com/settle", secret, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	op, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "order-1",
+		Target: "payments", Payload: []byte(`{"amount":100}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op, err = s.Claim(ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	refuse()
+	_, err = s.Record(ctx, ledger.Outcome{Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
+		From: ledger.InFlight, To: ledger.Succeeded, RemoteRef: "ch_1", Actor: ledger.ActorExecutor})
+	if err == nil {
+		t.Fatal("record succeeded although its notification could not be written")
+	}
+	got, err := s.Get(ctx, op.Tenant, op.ID)
+	if err != nil || got.State != ledger.InFlight || got.Fence != op.Fence {
+		t.Fatalf("after the failed record: %s fence %d, %v", got.State, got.Fence, err)
+	}
+	if evs, _ := s.Events(ctx, op.Tenant, op.ID); len(evs) != 2 {
+		t.Fatalf("events = %+v, want creation and claim only", evs)
+	}
 }
