@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -52,7 +53,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
+	if err := connect(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: cannot open %s: %w", path, err)
 	}
@@ -67,6 +68,21 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 	}
 	r.SetMaxOpenConns(4)
 	return &Store{w: w, r: r, now: now}, nil
+}
+
+// connect opens the first connection. Switching a new file to WAL needs an
+// exclusive lock that SQLite does not wait for (the busy timeout does not
+// apply), so a second process opening the same new file at that instant
+// gets SQLITE_BUSY: wait briefly and try again.
+func connect(ctx context.Context, db *sql.DB) error {
+	var err error
+	for attempt := 0; attempt < 50; attempt++ {
+		if err = db.PingContext(ctx); err == nil || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			return err
+		}
+		time.Sleep(time.Duration(20+rand.IntN(80)) * time.Millisecond)
+	}
+	return err
 }
 
 // migrate applies the embedded migrations. Two processes opening a new
