@@ -35,9 +35,9 @@ func (s *server) routesAPI(e *echo.Echo) {
 // from the token, never from the body or the URL.
 func (s *server) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Request().Header.Get(echo.HeaderAuthorization)
-		secret, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok {
+		// The scheme is case-insensitive (RFC 9110, section 11.1).
+		scheme, secret, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
 			return s.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
 		}
 		tok, err := auth.Authenticate(c.Request().Context(), s.tokens, strings.TrimSpace(secret))

@@ -17,6 +17,7 @@ const charge = `{"target":"payments","operation_type":"charge","intent_ref":"app
 	"payload":{"amount":5000,"currency":"EUR","customer":"c-1"}}`
 
 func TestAPI_Create(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		e := serve(t, open(t), web.Config{BodyLimit: 4096})
 
@@ -99,6 +100,7 @@ func TestAPI_Create(t *testing.T) {
 }
 
 func TestAPI_Auth(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		e := serve(t, open(t), web.Config{})
 		for name, h := range map[string]string{
@@ -129,6 +131,7 @@ func TestAPI_Auth(t *testing.T) {
 }
 
 func TestAPI_TenantIsolation(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		e := serve(t, open(t), web.Config{})
 		id := e.post(charge).json(t)["operation_id"].(string)
@@ -156,6 +159,7 @@ func TestAPI_TenantIsolation(t *testing.T) {
 }
 
 func TestAPI_List(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		e := serve(t, open(t), web.Config{})
 		for i := 0; i < 5; i++ {
@@ -203,6 +207,7 @@ func TestAPI_List(t *testing.T) {
 // 50 identical POSTs race: one 201, the rest 200 with the same operation.
 // 50 POSTs for one intent with different payloads: one winner, the rest 409.
 func TestAPI_ConcurrentCreate(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		e := serve(t, open(t), web.Config{})
 		race := func(body func(i int) string) map[int]int {
@@ -265,6 +270,7 @@ func (c *crashAfterCommit) Create(ctx context.Context, n ledger.NewOperation) (l
 }
 
 func TestAPI_CrashBetweenCommitAndResponse(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
 		e := serve(t, s, web.Config{Store: &crashAfterCommit{store: s}})

@@ -31,31 +31,40 @@ var testTargets = targets{
 	"payments": {RetryWindow: 24 * time.Hour, Deadline: time.Hour, Owner: "Payments team"},
 }
 
-// env is one settle HTTP server on loopback over a real store.
+// env is one settle HTTP server on loopback over a real store. Its client
+// checks every API exchange against the OpenAPI document the server serves.
 type env struct {
-	t     *testing.T
-	base  string
-	store store
-	token string // bearer token of tenant "acme"
+	t      *testing.T
+	base   string
+	store  store
+	token  string // bearer token of tenant "acme"
+	api    *apiDoc
+	client *http.Client
 }
 
-// stores runs fn once per store kind.
+// stores runs fn once per store kind, the kinds in parallel.
 func stores(t *testing.T, fn func(t *testing.T, open func(t *testing.T) store)) {
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		t.Parallel()
 		fn(t, func(t *testing.T) store { return h.New(t, time.Now).(store) })
 	})
 }
 
-// serve starts the server over s; wrap lets a test decorate the store.
+// serve starts the server over s; cfg.Store may decorate s, and cfg.Targets
+// defaults to testTargets.
 func serve(t *testing.T, s store, cfg web.Config) *env {
 	t.Helper()
 	if cfg.Store == nil {
 		cfg.Store = s
 	}
-	cfg.Tokens, cfg.Targets = s, testTargets
+	if cfg.Targets == nil {
+		cfg.Targets = testTargets
+	}
+	cfg.Tokens = s
 	srv := httptest.NewServer(web.New(cfg))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, base: srv.URL, store: s}
+	e := &env{t: t, base: srv.URL, store: s, api: loadAPIDoc(t, srv.URL)}
+	e.client = &http.Client{Transport: checkingTransport{t: t, doc: e.api, next: http.DefaultTransport}}
 	e.token = e.newToken("acme")
 	return e
 }
@@ -102,7 +111,7 @@ func (e *env) do(method, path, contentType string, body []byte, header ...string
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.client.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

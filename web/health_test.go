@@ -8,6 +8,7 @@ import (
 )
 
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
 		e := serve(t, s, web.Config{})

@@ -15,6 +15,7 @@ import (
 // Every API route is in the OpenAPI document, and every documented
 // operation is a route.
 func TestOpenAPI_MatchesRoutes(t *testing.T) {
+	t.Parallel()
 	e := web.New(web.Config{Targets: testTargets})
 	param := regexp.MustCompile(`:([a-z_]+)`)
 	routes := map[string]bool{}

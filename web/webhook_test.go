@@ -37,6 +37,7 @@ targets:
 var hookSecret = []byte("whsec-test-0123456789")
 
 func TestWebhook_Receive(t *testing.T) {
+	t.Parallel()
 	set, err := target.Parse("hooks.yaml", []byte(hookContract))
 	if err != nil {
 		t.Fatal(err)
