@@ -15,22 +15,27 @@ import (
 	"settle/target"
 )
 
+const auditUsage = `usage: settle audit --target NAME [--contracts FILE] [--database-url URL]
+
+  One full audit pass over the target's SUCCEEDED operations: exit 0 when
+  clean, 1 on any finding or failed lookup, 2 on usage errors.
+`
+
 // audit runs `settle audit`: one full pass of the auditor over one target's
 // SUCCEEDED operations. It prints a summary line and one line per finding,
 // and returns an error (exit 1) unless the pass was complete and clean, so
 // that a drill or a deployment can gate on it.
 func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("settle audit", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle audit", flag.ContinueOnError), auditUsage)
 	dbURL := dbFlag(fs)
 	contracts := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
 	name := fs.String("target", "", "the target to audit (required)")
-	if err := parse(fs, args, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	switch {
 	case *name == "":
 		fmt.Fprintln(stderr, "settle audit: --target is required")
-		fs.Usage()
 		return errUsage
 	case *contracts == "":
 		fmt.Fprintln(stderr, "settle audit: --contracts (or SETTLE_CONTRACTS) is required")

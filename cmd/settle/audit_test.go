@@ -36,6 +36,7 @@ func runAudit(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // creates a duplicate behind settle's back, `settle audit` exits 1 and
 // names the operation and both objects.
 func TestAudit_FindsDuplicate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	simBase, contracts := simWithContract(t, dir, "--class", "B")
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
@@ -73,6 +74,7 @@ func TestAudit_FindsDuplicate(t *testing.T) {
 }
 
 func TestAudit_Usage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, contracts := simWithContract(t, dir, "--class", "B")
 	db := "sqlite:" + filepath.Join(dir, "settle.db")

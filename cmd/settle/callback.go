@@ -28,18 +28,22 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errUsage
 	}
 	cmd := args[0]
+	if isHelp(cmd) {
+		fmt.Fprint(stdout, callbackUsage)
+		return errHelp
+	}
 	if cmd != "set" && cmd != "show" && cmd != "remove" {
 		fmt.Fprintf(stderr, "unknown callback command %q\n%s", cmd, callbackUsage)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("settle callback "+cmd, flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle callback "+cmd, flag.ContinueOnError), callbackUsage)
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "tenant whose callback this is (required)")
 	var endpoint *string
 	if cmd == "set" {
 		endpoint = fs.String("url", "", "absolute http:// or https:// URL that receives the notifications (required)")
 	}
-	if err := parse(fs, args[1:], stderr); err != nil {
+	if err := parse(fs, args[1:], stdout, stderr); err != nil {
 		return err
 	}
 	if *tenant == "" || (endpoint != nil && *endpoint == "") {

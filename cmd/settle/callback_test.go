@@ -41,11 +41,13 @@ var secretRe = regexp.MustCompile(`^scs_[A-Za-z0-9_-]{43}\n$`)
 // set prints the secret and nothing else on stdout; show prints the URL and
 // never the secret; remove removes it.
 func TestCallback_SetShowRemove(t *testing.T) {
+	t.Parallel()
 	for name, db := range map[string]string{
 		"SQLite":   "sqlite:" + filepath.Join(t.TempDir(), "settle.db"),
 		"Postgres": schemaURL(t),
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			const url = "https://hooks.example.com/settle?k=1"
 			code, out, errOut := settleCmd(t, "callback", "set", "--tenant", "acme", "--url", url, "--database-url", db)
 			if code != 0 || !secretRe.MatchString(out) {
@@ -77,6 +79,7 @@ func TestCallback_SetShowRemove(t *testing.T) {
 // A bad URL or tenant is one error line and a non-zero exit; nothing is
 // stored, not even a database file is created. Missing flags are usage.
 func TestCallback_Invalid(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "settle.db")
 	for name, args := range map[string][]string{
 		"Scheme":   {"--tenant", "acme", "--url", "ftp://hooks.example.com/x"},
@@ -108,6 +111,7 @@ func TestCallback_Invalid(t *testing.T) {
 // settle serve delivers a signed notification to the tenant's endpoint once
 // an operation is confirmed.
 func TestCallback_EndToEnd(t *testing.T) {
+	t.Parallel()
 	got := make(chan []byte, 10)
 	var secret []byte
 	// Started only once the secret is known, so the handler reads it safely.

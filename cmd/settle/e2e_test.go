@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -68,17 +68,12 @@ func apiCall(t *testing.T, method, url, token, body string) (int, apiOp) {
 // waitState polls the API until the operation is in state.
 func waitState(t *testing.T, base, token, id, state string, timeout time.Duration) apiOp {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		_, op := apiCall(t, http.MethodGet, base+"/api/v1/operations/"+id, token, "")
-		if op.State == state {
-			return op
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation is %s after %s, want %s", op.State, timeout, state)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var op apiOp
+	waitFor(t, timeout, "operation "+id+" "+state, func() (bool, string) {
+		_, op = apiCall(t, http.MethodGet, base+"/api/v1/operations/"+id, token, "")
+		return op.State == state, "state " + op.State
+	})
+	return op
 }
 
 // simObjects counts the simulator's objects carrying reference.
@@ -111,6 +106,7 @@ const chargeBody = `{"target":"payments","operation_type":"charge","intent_ref":
 // operation registered through the API: UNKNOWN, then SUCCEEDED by lookup,
 // with exactly one remote object.
 func TestEndToEnd_DroppedResponseResolved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	simBase, contracts := simWithContract(t, dir, "--class", "B", "--drop-after-commit", "1")
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
@@ -149,71 +145,33 @@ func TestEndToEnd_DroppedResponseResolved(t *testing.T) {
 // the restarted process sweeps the expired lease into UNKNOWN and resolves
 // it by lookup. One remote object, on both stores.
 func TestEndToEnd_KilledDuringSend(t *testing.T) {
+	t.Parallel()
 	for name, db := range map[string]func(t *testing.T, dir string) string{
 		"SQLite":   func(t *testing.T, dir string) string { return "sqlite:" + filepath.Join(dir, "settle.db") },
 		"Postgres": func(t *testing.T, dir string) string { return schemaURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			simBase, contracts := simWithContract(t, dir, "--class", "B", "--slow", "1")
 			db := db(t, dir)
-			args := []string{"serve", "--addr", freeAddr(t), "--database-url", db, "--contracts", contracts, "--lease", "8s"}
-			victim := exec.Command(binary, args...)
-			var out bytes.Buffer
-			victim.Stdout, victim.Stderr = &out, &out
-			if err := victim.Start(); err != nil {
-				t.Fatal(err)
-			}
-			killed := false
-			t.Cleanup(func() { // never leave a process behind when the test fails early
-				if !killed {
-					_ = victim.Process.Kill()
-					_ = victim.Wait()
-				}
-			})
-			base := "http://" + args[2]
+			victim := startServer(t, dir, nil, "--database-url", db, "--contracts", contracts, "--lease", "8s")
 			token := newToken(t, db)
-			var op apiOp
-			for i := 0; ; i++ {
-				status, got := apiCall2(base, token)
-				if status == http.StatusCreated {
-					op = got
-					break
-				}
-				if i > 100 {
-					t.Fatalf("settle serve never accepted the POST: %s", out.String())
-				}
-				time.Sleep(100 * time.Millisecond)
+			status, op := apiCall(t, http.MethodPost, victim.URL+"/api/v1/operations", token, chargeBody)
+			if status != http.StatusCreated {
+				t.Fatalf("POST: %d", status)
 			}
-			for simObjects(t, simBase, op.RemoteKey) == 0 {
-				time.Sleep(20 * time.Millisecond)
-			}
-			_ = victim.Process.Kill() // SIGKILL while the target holds the answer
-			_ = victim.Wait()
-			killed = true
+			waitFor(t, 10*time.Second, "the charge at the target", func() (bool, string) {
+				n := simObjects(t, simBase, op.RemoteKey)
+				return n > 0, fmt.Sprintf("%d objects", n)
+			})
+			victim.Kill() // SIGKILL while the target holds the answer
 
-			base = start(t, dir, nil, "--database-url", db, "--contracts", contracts, "--lease", "8s")
+			base := start(t, dir, nil, "--database-url", db, "--contracts", contracts, "--lease", "8s")
 			got := waitState(t, base, token, op.ID, "SUCCEEDED", 30*time.Second)
 			if n := simObjects(t, simBase, op.RemoteKey); n != 1 || got.RemoteRef == "" {
 				t.Fatalf("%d remote objects, ref %q", n, got.RemoteRef)
 			}
 		})
 	}
-}
-
-func apiCall2(base, token string) (int, apiOp) {
-	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/operations", strings.NewReader(chargeBody))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, apiOp{}
-	}
-	defer resp.Body.Close()
-	var raw struct {
-		OperationID string `json:"operation_id"`
-		RemoteKey   string `json:"remote_key"`
-	}
-	_ = json.NewDecoder(resp.Body).Decode(&raw)
-	return resp.StatusCode, apiOp{ID: raw.OperationID, RemoteKey: raw.RemoteKey}
 }

@@ -24,12 +24,16 @@ const escalationUsage = `usage: settle escalation <list|propose|approve|reject> 
 // proposes how an ESCALATED operation ended, another approves it.
 func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verbs := map[string]bool{"list": true, "propose": true, "approve": true, "reject": true}
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, escalationUsage)
+		return errHelp
+	}
 	if len(args) == 0 || !verbs[args[0]] {
 		fmt.Fprint(stderr, escalationUsage)
 		return errUsage
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("settle escalation "+verb, flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle escalation "+verb, flag.ContinueOnError), escalationUsage)
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	all := fs.Bool("all", false, "list decided proposals too")
@@ -37,7 +41,7 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ref := fs.String("remote-ref", "", "the target's object id (required for SUCCEEDED)")
 	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected")
 	by := fs.String("by", "", "who acts")
-	pos, err := parseInterspersed(fs, args[1:], stderr)
+	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 // escalated; one person proposes SUCCEEDED with the object id found at the
 // provider, a second approves, and the operation is confirmed.
 func TestEscalation_TwoPersonResolution(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	simBase, contracts := simWithContract(t, dir, "--class", "D", "--drop-after-commit", "1")
 	db := "sqlite:" + filepath.Join(dir, "settle.db")

@@ -23,12 +23,12 @@ const figuresUsage = `usage: settle figures --tenant NAME [--since DURATION] [--
 
 // figures prints a tenant's manager figures, as a table or as CSV.
 func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("settle figures", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle figures", flag.ContinueOnError), figuresUsage)
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	window := fs.Duration("since", 30*24*time.Hour, "how far back to look")
 	asCSV := fs.Bool("csv", false, "print CSV (tenant,target,metric,value) for export")
-	pos, err := parseInterspersed(fs, args, stderr)
+	pos, err := parseInterspersed(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}

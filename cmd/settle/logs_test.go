@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 // requests, sending, confirmation, a failing-then-succeeding client callback
 // and a forged webhook; its whole log must hold none of them.
 func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
 	var calls atomic.Int32
@@ -51,13 +53,10 @@ func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 	if forged != nil {
 		forged.Body.Close()
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for calls.Load() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the callback was not retried to success (%d calls)", calls.Load())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, 15*time.Second, "the callback retried to success", func() (bool, string) {
+		n := calls.Load()
+		return n >= 2, fmt.Sprintf("%d calls", n)
+	})
 	log := logs.String()
 	for name, secret := range map[string]string{
 		"payload text": marker, "payload amount": amount, "API token": token,

@@ -74,7 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "settle: unknown command %q\n%s", args[0], usage)
 		return 2
 	}
-	if err == errUsage {
+	switch err {
+	case errHelp:
+		return 0
+	case errUsage:
 		return 2
 	}
 	if err != nil {

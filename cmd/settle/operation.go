@@ -21,14 +21,18 @@ const operationUsage = `usage: settle operation show --tenant NAME REF
 // operation shows an operation and its timeline for on-call work before
 // (and besides) the console.
 func operation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, operationUsage)
+		return errHelp
+	}
 	if len(args) == 0 || args[0] != "show" {
 		fmt.Fprint(stderr, operationUsage)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("settle operation show", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle operation show", flag.ContinueOnError), operationUsage)
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the operation's tenant (required)")
-	pos, err := parseInterspersed(fs, args[1:], stderr)
+	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -20,16 +20,20 @@ const quarantineUsage = `usage: settle quarantine <list|resolve> [flags]
 // records who decided what; it never changes an operation — a person who
 // decides an event proves an outcome acts through the escalation path.
 func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, quarantineUsage)
+		return errHelp
+	}
 	if len(args) == 0 || (args[0] != "list" && args[0] != "resolve") {
 		fmt.Fprint(stderr, quarantineUsage)
 		return errUsage
 	}
-	fs := flag.NewFlagSet("settle quarantine "+args[0], flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle quarantine "+args[0], flag.ContinueOnError), quarantineUsage)
 	dbURL := dbFlag(fs)
 	all := fs.Bool("all", false, "include resolved items")
 	by := fs.String("by", "", "who reviewed the item (required for resolve)")
 	note := fs.String("note", "", "the decision (required for resolve)")
-	pos, err := parseInterspersed(fs, args[1:], stderr)
+	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestQuarantineCLI(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "settle.db")
 	db := "sqlite:" + path
 	s, err := sqlite.Open(context.Background(), path, nil)

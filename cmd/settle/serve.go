@@ -34,9 +34,15 @@ type serveConfig struct {
 	workers                            int
 }
 
-func serveFlags(args []string, stderr io.Writer) (serveConfig, error) {
+const serveUsage = `usage: settle serve [flags]
+
+Migrates the store, then serves HTTP and runs the executor, sweeper,
+reconciler, webhook inbox processor, callback notifier and auditor.
+`
+
+func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
-	fs := flag.NewFlagSet("settle serve", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle serve", flag.ContinueOnError), serveUsage)
 	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
 		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
@@ -51,20 +57,22 @@ func serveFlags(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
-	if err := parse(fs, args, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return c, err
 	}
 	switch {
 	case c.bodyLimit <= 0:
-		return c, fmt.Errorf("--body-limit must be positive")
+		fmt.Fprintf(stderr, "settle serve: --body-limit must be a positive number of bytes, got %d\n", c.bodyLimit)
+		return c, errUsage
 	case c.workers <= 0:
-		return c, fmt.Errorf("--workers must be positive")
+		fmt.Fprintf(stderr, "settle serve: --workers must be at least 1, got %d\n", c.workers)
+		return c, errUsage
 	}
 	return c, nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := serveFlags(args, stderr)
+	cfg, err := serveFlags(args, stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,8 @@ var simTargetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // prints the contract that describes a simulator started with the same
 // flags, and exits.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("settle sim", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle sim", flag.ContinueOnError),
+		"usage: settle sim [flags]\n\nServes the simulated payments target, or with --print-contract prints its contract.\n")
 	addr := fs.String("addr", "127.0.0.1:9090", "listen address HOST:PORT; the contract's base_url names it")
 	class := fs.String("class", "A", "capability class: A (idempotency keys and lookup), B (lookup), C (lookup and If-Match) or D (none)")
 	retention := fs.Duration("retention", 24*time.Hour, "class A: how long an Idempotency-Key is honoured")
@@ -46,19 +47,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		{"slow", fs.Float64("slow", 0, "probability 0-1 that a create commits, then answers after 2s (the contract's timeout)")},
 		{"reset", fs.Float64("reset", 0, "probability 0-1 that the connection is reset before anything is created")},
 	}
-	// -h is a flag of its own so that the flag package's usage text, printed
-	// after every error, can be silenced: each error stays one line.
-	help := fs.Bool("h", false, "print this help and exit")
-	fs.BoolVar(help, "help", false, "print this help and exit")
-	fs.Usage = func() {}
-	if err := parse(fs, args, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if *help {
-		fmt.Fprintln(stdout, "usage: settle sim [flags]\n\nServes the simulated payments target. Flags:")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return nil
 	}
 
 	bad := func(format string, args ...any) error {

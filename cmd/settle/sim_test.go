@@ -35,7 +35,14 @@ func freeAddr(t *testing.T) string {
 // settle would.
 func printContract(t *testing.T, args ...string) *target.Contract {
 	t.Helper()
+	return printContractEnv(t, nil, args...)
+}
+
+// printContractEnv is printContract with env added to the environment.
+func printContractEnv(t *testing.T, env []string, args ...string) *target.Contract {
+	t.Helper()
 	c := exec.Command(binary, append([]string{"sim", "--print-contract", "--name", "payments"}, args...)...)
+	c.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	if err := c.Run(); err != nil {
@@ -58,8 +65,8 @@ func printContract(t *testing.T, args ...string) *target.Contract {
 func startSim(t *testing.T, args ...string) (url string, stop func()) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"sim"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +88,9 @@ func startSim(t *testing.T, args ...string) (url string, stop func()) {
 	select {
 	case line = <-first:
 	case <-time.After(30 * time.Second):
-		t.Fatal("settle sim printed nothing in 30s")
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("settle sim printed nothing in 30s; stderr: %s", stderr.String())
 	}
 	m := regexp.MustCompile(`^settle sim: listening on (http://\S+) \(class [ABCD]\)\n$`).FindStringSubmatch(line)
 	stopped := false
@@ -92,7 +101,13 @@ func startSim(t *testing.T, args ...string) (url string, stop func()) {
 		}
 		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-done
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Errorf("settle sim still running 30s after SIGTERM; stderr: %s", stderr.String())
+		}
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("settle sim did not exit 0 on SIGTERM: %v; stderr: %s", err, stderr.String())
 		}
@@ -108,6 +123,7 @@ func startSim(t *testing.T, args ...string) (url string, stop func()) {
 }
 
 func TestSim_PrintContract(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args    []string
 		classes []target.Class
@@ -132,8 +148,8 @@ func TestSim_PrintContract(t *testing.T) {
 	}
 
 	t.Run("lag and webhook", func(t *testing.T) {
-		t.Setenv("SETTLE_SIM_WEBHOOK_SECRET", "whsec_not_in_output")
-		c := printContract(t, "--class", "B", "--lag", "1500ms", "--webhook-url", "http://127.0.0.1:1/webhooks/payments", "--addr", freeAddr(t))
+		t.Parallel()
+		c := printContractEnv(t, []string{"SETTLE_SIM_WEBHOOK_SECRET=whsec_not_in_output"}, "--class", "B", "--lag", "1500ms", "--webhook-url", "http://127.0.0.1:1/webhooks/payments", "--addr", freeAddr(t))
 		if c.Lookup.ReadAfterWrite || c.Lookup.PropagationLimit != 3*time.Second {
 			t.Errorf("Lookup = %+v; want no read-after-write and a 3s propagation limit", *c.Lookup)
 		}
@@ -146,6 +162,7 @@ func TestSim_PrintContract(t *testing.T) {
 // The drill from the docs: print the contract for an address, then serve
 // there; the contract's calls work against the server, and SIGTERM stops it.
 func TestSim_PrintContractThenServe(t *testing.T) {
+	t.Parallel()
 	addr := freeAddr(t)
 	c := printContract(t, "--addr", addr, "--class", "A")
 	url, stop := startSim(t, "--addr", addr, "--class", "A", "--seed", "7")
@@ -187,6 +204,7 @@ func TestSim_PrintContractThenServe(t *testing.T) {
 }
 
 func TestSim_BadFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -208,6 +226,7 @@ func TestSim_BadFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c := exec.Command(binary, append([]string{"sim", "--print-contract"}, tt.args...)...)
 			c.Env = append(os.Environ(), "SETTLE_SIM_WEBHOOK_SECRET="+tt.env)
 			var stdout, stderr bytes.Buffer
@@ -233,6 +252,7 @@ func TestSim_BadFlags(t *testing.T) {
 }
 
 func TestSim_Help(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(binary, "sim", "-h").Output()
 	if err != nil || !strings.Contains(string(out), "-print-contract") || !strings.Contains(string(out), "-drop-after-commit") {
 		t.Fatalf("settle sim -h: %v: %s", err, out)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"settle/auth"
@@ -15,8 +16,13 @@ import (
 	"settle/ledger/sqlite"
 )
 
-// errUsage means the flag package has already explained the problem.
-var errUsage = errors.New("usage")
+var (
+	// errUsage means the problem has been explained on stderr: exit 2.
+	errUsage = errors.New("usage")
+	// errHelp means help was asked for and printed on stdout: exit 0, as
+	// the flag package's ErrHelp convention has it.
+	errHelp = errors.New("help")
+)
 
 // defaultSQLite is the store used when no database URL is given.
 const defaultSQLite = "settle.db"
@@ -27,13 +33,24 @@ func dbFlag(fs *flag.FlagSet) *string {
 		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
 }
 
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	pos, err := parseInterspersed(fs, args, stderr)
+// isHelp reports whether arg asks for help the way the flag package
+// understands it, for commands that read a verb before their flags.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
+}
+
+// parse parses flags that admit no positional argument.
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	pos, err := parseInterspersed(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "unexpected argument %q\n", pos[0])
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), pos[0])
 		return errUsage
 	}
 	return nil
@@ -41,12 +58,30 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 
 // parseInterspersed parses flags that may come before or after positional
 // arguments (settle token revoke ID --database-url …) and returns the
-// positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-	fs.SetOutput(stderr)
+// positional ones. -h prints fs.Usage (or the flags) on stdout and returns
+// errHelp; a bad flag is one line on stderr, without the usage text the
+// flag package would add, and errUsage.
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
+	var msg strings.Builder
+	usage := fs.Usage
+	fs.SetOutput(&msg)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(stderr); fs.Usage = usage }()
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		err := fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			fs.SetOutput(stdout)
+			if usage != nil {
+				usage()
+			} else {
+				fmt.Fprintf(stdout, "usage: %s [flags]\n\nflags:\n", fs.Name())
+				fs.PrintDefaults()
+			}
+			return nil, errHelp
+		case err != nil:
+			fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), strings.TrimSpace(msg.String()))
 			return nil, errUsage
 		}
 		if fs.NArg() == 0 {
@@ -55,6 +90,16 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// withUsage makes fs print text, then its flags, when help is asked for.
+func withUsage(fs *flag.FlagSet, text string) *flag.FlagSet {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), text)
+		fmt.Fprintln(fs.Output(), "\nflags:")
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // store is what both adapters implement.
@@ -69,10 +114,17 @@ type store interface {
 }
 
 // openStore opens and migrates the store that url names and describes it
-// for the start-up line (never with credentials).
+// for the start-up line (never with credentials). A database that cannot be
+// reached or opened is one plain sentence: where, and the cause.
 func openStore(ctx context.Context, url string) (store, string, error) {
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		cfg, err := postgres.ParseConfig(url) // its errors never quote the URL
+		if err != nil {
+			return nil, "", err
+		}
+		cc := cfg.ConnConfig
+		desc := fmt.Sprintf("postgres %s:%d/%s", cc.Host, cc.Port, cc.Database)
 		pool, err := postgres.Open(ctx, url)
 		if err != nil {
 			return nil, "", err
@@ -81,12 +133,14 @@ func openStore(ctx context.Context, url string) (store, string, error) {
 			pool.Close()
 			return nil, "", err
 		}
-		cfg := pool.Config().ConnConfig
-		return postgres.New(pool, nil), fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database), nil
+		return postgres.New(pool, nil), desc, nil
 	case url == "", strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
 		if path == "" {
 			path = defaultSQLite
+		}
+		if why := sqlitePathProblem(path); why != "" {
+			return nil, "", fmt.Errorf("cannot open SQLite database %s: %s", path, why)
 		}
 		s, err := sqlite.Open(ctx, path, nil)
 		if err != nil {
@@ -97,10 +151,34 @@ func openStore(ctx context.Context, url string) (store, string, error) {
 	return nil, "", fmt.Errorf("unsupported database URL: want postgres://… or sqlite:PATH")
 }
 
+// sqlitePathProblem names what stops SQLite creating or opening path, in
+// words SQLite's own "unable to open database file" does not give.
+func sqlitePathProblem(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return "it is a directory"
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "directory " + dir + " does not exist"
+	case err != nil:
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "directory " + dir + ": " + err.Error()
+	case !fi.IsDir():
+		return dir + " is not a directory"
+	}
+	return ""
+}
+
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("settle migrate", flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle migrate", flag.ContinueOnError),
+		"usage: settle migrate [--database-url URL]\n\nApplies the embedded migrations and exits.\n")
 	dbURL := dbFlag(fs)
-	if err := parse(fs, args, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	store, desc, err := openStore(ctx, *dbURL)

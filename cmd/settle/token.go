@@ -19,28 +19,36 @@ const tokenUsage = `usage: settle token <create|list|revoke> [flags]
 `
 
 func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0:
 		fmt.Fprint(stderr, tokenUsage)
 		return errUsage
+	case isHelp(args[0]):
+		fmt.Fprint(stdout, tokenUsage)
+		return errHelp
+	case args[0] != "create" && args[0] != "list" && args[0] != "revoke":
+		fmt.Fprintf(stderr, "settle token: unknown command %q (want create, list or revoke)\n", args[0])
+		return errUsage
 	}
-	fs := flag.NewFlagSet("settle token "+args[0], flag.ContinueOnError)
+	fs := withUsage(flag.NewFlagSet("settle token "+args[0], flag.ContinueOnError), tokenUsage)
 	dbURL := dbFlag(fs)
 	var tenant *string
 	if args[0] == "create" {
 		tenant = fs.String("tenant", "", "tenant the token acts for (required)")
 	}
-	pos, err := parseInterspersed(fs, args[1:], stderr)
+	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
 	}
 	switch {
-	case args[0] == "create" && (*tenant == "" || len(pos) != 0),
-		args[0] == "list" && len(pos) != 0,
-		args[0] == "revoke" && len(pos) != 1:
-		fmt.Fprint(stderr, tokenUsage)
+	case args[0] == "create" && *tenant == "":
+		fmt.Fprintln(stderr, "settle token create: --tenant is required (the tenant the token acts for)")
 		return errUsage
-	case args[0] != "create" && args[0] != "list" && args[0] != "revoke":
-		fmt.Fprintf(stderr, "unknown token command %q\n%s", args[0], tokenUsage)
+	case args[0] == "revoke" && len(pos) == 0:
+		fmt.Fprintln(stderr, "settle token revoke: the token ID is required (see settle token list)")
+		return errUsage
+	case args[0] == "revoke" && len(pos) > 1, args[0] != "revoke" && len(pos) > 0:
+		fmt.Fprintf(stderr, "settle token %s: unexpected argument %q\n", args[0], pos[len(pos)-1])
 		return errUsage
 	}
 	store, _, err := openStore(ctx, *dbURL)

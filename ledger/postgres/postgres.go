@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,15 +64,46 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("PostgreSQL unreachable: %s", oneLine(err))
+		cc := cfg.ConnConfig
+		return nil, fmt.Errorf("cannot connect to PostgreSQL at %s:%d (database %s, user %s): %s",
+			cc.Host, cc.Port, cc.Database, cc.User, connectCause(err))
 	}
 	return pool, nil
 }
 
-// oneLine folds pgx's multi-line connection errors (one line per address
-// tried) into one line.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+// connectCause is why a connection failed, in a few words: the server's own
+// message, "timed out", or the distinct innermost errors of pgx's chain. It
+// never holds the password: pgx's errors name only user and database.
+func connectCause(err error) string {
+	var (
+		pgErr   *pgconn.PgError
+		timeout interface{ Timeout() bool }
+	)
+	switch {
+	case errors.As(err, &pgErr):
+		return pgErr.Message
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
+		return "timed out"
+	}
+	var causes []string
+	var walk func(error)
+	walk = func(err error) {
+		if many, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range many.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if inner := errors.Unwrap(err); inner != nil {
+			walk(inner)
+			return
+		}
+		if msg := err.Error(); !slices.Contains(causes, msg) {
+			causes = append(causes, msg)
+		}
+	}
+	walk(err)
+	return strings.Join(causes, "; ")
 }
 
 // redact describes a URL parse error without quoting the URL, which may hold
