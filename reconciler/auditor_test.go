@@ -87,6 +87,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // is caught by the auditor: one finding with both object ids, recorded once
 // however often the audit runs, and counted.
 func TestAuditor_Duplicate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		ops := r.confirmed("acme", "acme", "globex")
@@ -141,6 +142,7 @@ func TestAuditor_Duplicate(t *testing.T) {
 // recorded, escalated to the owning team, counted; the operation stays as
 // it is.
 func TestAuditor_Loss(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		kept := r.confirmed("acme")[0]
@@ -179,6 +181,7 @@ func TestAuditor_Loss(t *testing.T) {
 
 // Within the documented propagation limit, "not found" is not yet a loss.
 func TestAuditor_LossWaitsForPropagation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, func(c *target.Contract) {
 			c.Lookup.ReadAfterWrite, c.Lookup.PropagationLimit = false, time.Hour
@@ -199,6 +202,7 @@ func TestAuditor_LossWaitsForPropagation(t *testing.T) {
 // Another tenant's object carrying the same reference is not this tenant's
 // duplicate.
 func TestAuditor_OtherTenantNotDuplicate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		op := r.confirmed("acme")[0]
@@ -223,6 +227,7 @@ func TestAuditor_OtherTenantNotDuplicate(t *testing.T) {
 
 // A lookup that fails proves nothing: counted, never a finding.
 func TestAuditor_LookupFailureIsNoFinding(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		r.confirmed("acme")
@@ -239,6 +244,7 @@ func TestAuditor_LookupFailureIsNoFinding(t *testing.T) {
 
 // A target without a lookup cannot be audited, and says so.
 func TestAuditor_SkipsTargetWithoutLookup(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, storetest.SQLite(), sim.Config{Class: "D"}, nil)
 	rep := r.audit(r.auditor(nil))
 	if rep.Skipped == "" || rep.Clean() {
@@ -250,12 +256,13 @@ func TestAuditor_SkipsTargetWithoutLookup(t *testing.T) {
 // from its saved position, starts over at the end, and so finds a
 // duplicate made after it had already checked the operation.
 func TestAuditor_RunFindsLaterDuplicate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		ops := r.confirmed("acme", "globex", "acme", "globex", "acme")
 		reg := prometheus.NewRegistry()
 		a := r.auditor(reg) // batches of 2
-		r.runUntil("one full walk", 10*time.Second, func() bool {
+		r.runUntil("one full walk", func() bool {
 			return counter(t, reg, "settle_audit_checked_total") >= float64(len(ops)+1)
 		}, a)
 		if n := r.countFindings("globex", ""); n != 0 {
@@ -268,11 +275,11 @@ func TestAuditor_RunFindsLaterDuplicate(t *testing.T) {
 		if _, err := r.sim.Duplicate(ops[3].RemoteKey); err != nil {
 			t.Fatal(err)
 		}
-		r.runUntil("the duplicate found", 10*time.Second, func() bool {
+		r.runUntil("the duplicate found", func() bool {
 			return r.countFindings("globex", ledger.FindingDuplicate) == 1
 		}, a)
 		// Keep walking: the open finding is not recorded or counted again.
-		r.runUntil("another full walk", 10*time.Second, func() bool {
+		r.runUntil("another full walk", func() bool {
 			return counter(t, reg, "settle_audit_checked_total") >= float64(4*len(ops))
 		}, a)
 		fs := r.findings("globex")

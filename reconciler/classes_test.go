@@ -19,6 +19,7 @@ import (
 // A 409 "same key still executing" is waited out and retried only with the
 // same key and the same bytes, until the original answer is replayed.
 func TestReconciler_SameKeyInProgressWaits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A", ConflictOnConcurrent: true, SlowDelay: 1200 * time.Millisecond},
 			func(c *target.Contract) { c.Timeout = 2 * time.Second })
@@ -26,7 +27,7 @@ func TestReconciler_SameKeyInProgressWaits(t *testing.T) {
 		op := r.create("acme", "order-1", 500)
 		exec := r.executor(r.store)
 		exec.Lease = 300 * time.Millisecond // the first send outlives its lease
-		r.runUntil("SUCCEEDED", 10*time.Second, r.isIn(op, ledger.Succeeded), exec, r.sweeper(), r.reconciler())
+		r.runUntil("SUCCEEDED", r.isIn(op, ledger.Succeeded), exec, r.sweeper(), r.reconciler())
 		evs, _ := r.store.Events(r.ctx, op.Tenant, op.ID)
 		waited := false
 		for _, e := range evs {
@@ -44,11 +45,12 @@ func TestReconciler_SameKeyInProgressWaits(t *testing.T) {
 
 // Past its deadline an unresolved operation is escalated to its owner.
 func TestReconciler_DeadlineEscalates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, func(c *target.Contract) { c.Deadline = 500 * time.Millisecond })
 		r.sim.Script(sim.FailBeforeCommit)
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("ESCALATED", 10*time.Second, r.isIn(op, ledger.Escalated), r.executor(r.store), r.reconciler())
+		r.runUntil("ESCALATED", r.isIn(op, ledger.Escalated), r.executor(r.store), r.reconciler())
 		got := r.get(op)
 		if !strings.Contains(got.Reason, "past its deadline") || !strings.Contains(got.Reason, "Simulator team") {
 			t.Fatalf("reason %q must name the deadline and the owning team", got.Reason)
@@ -59,11 +61,12 @@ func TestReconciler_DeadlineEscalates(t *testing.T) {
 // Class D: no key, no lookup, no precondition: escalate at once, never
 // resend.
 func TestReconciler_ClassDEscalates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "D"}, nil)
 		r.sim.Script(sim.DropAfterCommit)
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("ESCALATED", 5*time.Second, r.isIn(op, ledger.Escalated), r.executor(r.store), r.reconciler())
+		r.runUntil("ESCALATED", r.isIn(op, ledger.Escalated), r.executor(r.store), r.reconciler())
 		if r.sim.Requests() != 1 || !strings.Contains(r.get(op).Reason, "no way to confirm") {
 			t.Fatalf("%d requests, reason %q", r.sim.Requests(), r.get(op).Reason)
 		}
@@ -118,6 +121,7 @@ targets:
 // applied, so the target refuses it (412) and the operation is escalated
 // for a person to confirm — never applied twice.
 func TestReconciler_ClassCConditionalResend(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		v := &versioned{version: "v1"}
 		srv := httptest.NewServer(v)
@@ -133,7 +137,7 @@ func TestReconciler_ClassCConditionalResend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.runUntil("ESCALATED", 5*time.Second, r.isIn(op, ledger.Escalated), r.executor(r.store), r.reconciler())
+		r.runUntil("ESCALATED", r.isIn(op, ledger.Escalated), r.executor(r.store), r.reconciler())
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		if len(v.seen) != 2 || v.seen[0] != "v1" || v.seen[1] != "v1" || v.version != "v2" {

@@ -26,20 +26,21 @@ import (
 // SUCCEEDED after reconciliation, exactly one remote object — whether the
 // reconciler replays the key (class A) or looks the object up (class B).
 func TestFault1_CommitThenDropResponse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		for _, class := range []string{"A", "B"} {
 			t.Run("Class"+class, func(t *testing.T) {
 				r := newRig(t, h, sim.Config{Class: class}, nil)
 				r.sim.Script(sim.DropAfterCommit)
 				op := r.create("acme", "order-1", 500)
-				r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+				r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
 				if got := r.get(op); got.Reason == "" || !strings.Contains(got.Reason, "no response") {
 					t.Fatalf("reason %q", got.Reason)
 				}
 				if r.remote(op) != 1 {
 					t.Fatal("the simulator did not commit")
 				}
-				r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler())
+				r.runUntil("SUCCEEDED", r.isIn(op, ledger.Succeeded), r.reconciler())
 				got := r.get(op)
 				objs := r.sim.Objects()
 				if r.remote(op) != 1 || got.RemoteRef != objs[0].ID || got.Attempts != 1 {
@@ -57,21 +58,23 @@ func TestFault1_CommitThenDropResponse(t *testing.T) {
 // 2. The worker dies after sending and before recording: the lease expires
 // into UNKNOWN, and reconciliation resolves it with one remote object.
 func TestFault2_WorkerKilledAfterSend(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "B", SlowDelay: time.Second}, func(c *target.Contract) {
-			c.Timeout = 1500 * time.Millisecond
+		r := newRig(t, h, sim.Config{Class: "B"}, func(c *target.Contract) {
+			c.Timeout = patience
 		})
-		r.sim.Script(sim.Slow) // commits, then holds the answer
+		r.holdAnswers() // commits, then holds the answer until the client gives up
 		op := r.create("acme", "order-1", 500)
 		exec := r.executor(r.store)
 		exec.Lease, exec.Grace = 2*time.Second, 10*time.Millisecond
-		// Kill the executor as soon as the target has the request.
-		r.runUntil("the request to arrive", 5*time.Second, func() bool { return r.remote(op) == 1 }, exec)
+		// Kill the executor once the target has committed the charge; the
+		// answer never reaches it.
+		r.runUntil("the charge to be committed", func() bool { return r.remote(op) == 1 }, exec)
 		if got := r.get(op); got.State != ledger.InFlight {
 			t.Fatalf("a killed worker recorded %s", got.State)
 		}
-		r.runUntil("the lease to expire into UNKNOWN", 10*time.Second, r.isIn(op, ledger.Unknown), r.sweeper())
-		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler())
+		r.runUntil("the lease to expire into UNKNOWN", r.isIn(op, ledger.Unknown), r.sweeper())
+		r.runUntil("SUCCEEDED", r.isIn(op, ledger.Succeeded), r.reconciler())
 		if n := r.remote(op); n != 1 {
 			t.Fatalf("%d remote objects", n)
 		}
@@ -83,6 +86,7 @@ func TestFault2_WorkerKilledAfterSend(t *testing.T) {
 
 // 3. Two workers race to claim: each operation is sent by one of them only.
 func TestFault3_TwoWorkersRace(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "D"}, nil) // no idempotency to hide a double send
 		var ops []ledger.Operation
@@ -94,7 +98,7 @@ func TestFault3_TwoWorkersRace(t *testing.T) {
 			page, _ := r.store.List(r.ctx, ledger.ListFilter{Tenant: "acme", State: ledger.Succeeded, Limit: 500})
 			return len(page.Operations) == len(ops)
 		}
-		r.runUntil("all SUCCEEDED", 20*time.Second, done, r.executor(r.store), r.executor(other))
+		r.runUntil("all SUCCEEDED", done, r.executor(r.store), r.executor(other))
 		if got := r.sim.Requests(); got != len(ops) {
 			t.Fatalf("%d create requests for %d operations", got, len(ops))
 		}
@@ -109,6 +113,7 @@ func TestFault3_TwoWorkersRace(t *testing.T) {
 // 4. Same intent, changed payload: rejected, and only the approved payload
 // is ever sent.
 func TestFault4_ChangedPayloadNeverSent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		op := r.create("acme", "credit-9", 50)
@@ -120,7 +125,7 @@ func TestFault4_ChangedPayloadNeverSent(t *testing.T) {
 		if ledger.ErrorCode(err) != ledger.EPayloadConflict {
 			t.Fatalf("changed payload: %v", err)
 		}
-		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.executor(r.store))
+		r.runUntil("SUCCEEDED", r.isIn(op, ledger.Succeeded), r.executor(r.store))
 		objs := r.sim.Objects()
 		if len(objs) != 1 || objs[0].Amount != 50 || r.sim.Requests() != 1 {
 			t.Fatalf("remote objects %+v after %d requests", objs, r.sim.Requests())
@@ -131,11 +136,12 @@ func TestFault4_ChangedPayloadNeverSent(t *testing.T) {
 // 5. The lookup finds nothing while the target is slow to show the object:
 // the operation stays UNKNOWN, never FAILED_TERMINAL, until it appears.
 func TestFault5_LookupEmptyWhileSlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B", LookupLag: time.Hour}, nil)
 		r.sim.Script(sim.DropAfterCommit)
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
 		rounds := func() bool {
 			n := 0
 			for _, s := range r.history(op) {
@@ -145,7 +151,7 @@ func TestFault5_LookupEmptyWhileSlow(t *testing.T) {
 			}
 			return n >= 5 // several inconclusive lookups recorded
 		}
-		r.runUntil("five inconclusive lookups", 10*time.Second, rounds, r.reconciler())
+		r.runUntil("five inconclusive lookups", rounds, r.reconciler())
 		if got := r.get(op); got.State != ledger.Unknown {
 			t.Fatalf("state %s after lookups that found nothing", got.State)
 		}
@@ -154,7 +160,7 @@ func TestFault5_LookupEmptyWhileSlow(t *testing.T) {
 			t.Fatalf("evidence %s, reason %q", ev.Evidence, ev.Reason)
 		}
 		r.sim.SetLookupLag(0)
-		r.runUntil("SUCCEEDED once visible", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler())
+		r.runUntil("SUCCEEDED once visible", r.isIn(op, ledger.Succeeded), r.reconciler())
 		if r.remote(op) != 1 {
 			t.Fatal("duplicate remote object")
 		}
@@ -164,11 +170,12 @@ func TestFault5_LookupEmptyWhileSlow(t *testing.T) {
 // 6. Unmatched or cross-tenant evidence changes nothing: matching reads
 // only, scopes by the tenant the evidence names, and never guesses one.
 func TestFault6_UnmatchedOrCrossTenantEvidence(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		r.sim.Script(sim.FailBeforeCommit)
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
 		before := r.get(op)
 		object := func(ref, tenant string, amount int) []byte {
 			return []byte(fmt.Sprintf(`{"id":"ch_x","amount":%d,"currency":"EUR","status":"succeeded",
@@ -206,11 +213,12 @@ func TestFault6_UnmatchedOrCrossTenantEvidence(t *testing.T) {
 // A lookup result that carries settle's reference but names another tenant
 // never confirms the operation: it is escalated.
 func TestReconciler_LookupOtherTenantEscalates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "B"}, nil)
 		r.sim.Script(sim.FailBeforeCommit) // nothing created by settle
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
 		// Another tenant's charge that carries acme's reference.
 		body := `{"amount":500,"currency":"EUR","metadata":{"order":"order-1","settle_ref":"` + op.RemoteKey + `","settle_tenant":"globex"}}`
 		resp, err := http.Post(r.srv.URL()+"/v1/charges", "application/json", strings.NewReader(body))
@@ -218,7 +226,7 @@ func TestReconciler_LookupOtherTenantEscalates(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		r.runUntil("ESCALATED", 5*time.Second, r.isIn(op, ledger.Escalated), r.reconciler())
+		r.runUntil("ESCALATED", r.isIn(op, ledger.Escalated), r.reconciler())
 		ev := r.lastEvent(op)
 		var evidence map[string]any
 		_ = json.Unmarshal(ev.Evidence, &evidence)
@@ -231,27 +239,50 @@ func TestReconciler_LookupOtherTenantEscalates(t *testing.T) {
 	})
 }
 
-// Graceful shutdown: claiming stops, sends in progress finish and are
-// recorded within the grace period.
+// Graceful shutdown: once cancelled the executor claims nothing new, while
+// the send in progress finishes and is recorded within the grace period.
 func TestExecutor_GracefulShutdown(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "A", Latency: 300 * time.Millisecond}, nil)
+		r := newRig(t, h, sim.Config{Class: "A"}, func(c *target.Contract) {
+			c.Timeout = patience // the client waits for the gate
+		})
+		arrived, open := r.gateCreates()
 		op := r.create("acme", "order-1", 500)
 		exec := r.executor(r.store)
-		r.runUntil("the request to arrive", 5*time.Second, func() bool { return r.sim.Requests() == 1 }, exec)
-		// runUntil has cancelled the executor mid-send and waited for it.
-		if got := r.get(op); got.State != ledger.Succeeded {
-			t.Fatalf("in-flight send not recorded on shutdown: %s", got.State)
-		}
+		exec.Grace = patience // the drain waits for the held send
+		ctx, cancel := context.WithCancel(r.ctx)
+		returned := make(chan struct{})
+		go func() { defer close(returned); _ = exec.Run(ctx) }()
+		t.Cleanup(func() { cancel(); open(); <-returned })
+
+		await(t, "the send to reach the target", arrived)
+		cancel()
+		// Run is draining: new work appears while the send is still held.
 		later := r.create("acme", "order-2", 600)
-		time.Sleep(100 * time.Millisecond)
-		if got := r.get(later); got.State != ledger.Prepared || r.sim.Requests() != 1 {
-			t.Fatal("a stopped executor claimed new work")
+		// An executor that went on claiming while it drained would pick
+		// the new operation up at its next idle tick and send it.
+		select {
+		case <-arrived:
+			t.Fatal("the cancelled executor claimed and sent new work")
+		case <-returned:
+			t.Fatal("Run returned before the send in progress had finished")
+		case <-time.After(25 * exec.Idle):
+		}
+		open()
+		await(t, "Run to return", returned)
+
+		if got := r.get(op); got.State != ledger.Succeeded || r.lastEvent(op).Actor != ledger.ActorExecutor {
+			t.Fatalf("the send in progress was not recorded on shutdown: %s", got.State)
+		}
+		if got := r.get(later); got.State != ledger.Prepared || len(r.history(later)) != 1 || r.sim.Requests() != 1 {
+			t.Fatalf("a stopped executor claimed new work: %s after %d requests", got.State, r.sim.Requests())
 		}
 	})
 }
 
 func TestExecutor_UnknownTargetEscalates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		n := ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "x", Target: "retired",
@@ -260,7 +291,7 @@ func TestExecutor_UnknownTargetEscalates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.runUntil("ESCALATED", 5*time.Second, r.isIn(op, ledger.Escalated), r.executor(r.store))
+		r.runUntil("ESCALATED", r.isIn(op, ledger.Escalated), r.executor(r.store))
 		if r.sim.Requests() != 0 {
 			t.Fatal("sent without a contract")
 		}

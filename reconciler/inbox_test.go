@@ -2,14 +2,16 @@ package reconciler_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"settle/auth"
 	"settle/ledger"
@@ -28,18 +30,24 @@ var whSecret = []byte("whsec-inbox-test")
 type hookRig struct {
 	*rig
 	inbox ledger.InboxStore
-	url   string // settle's webhook endpoint for the target
+	url   string        // settle's webhook endpoint for the target
+	acked *atomic.Int64 // deliveries settle answered with a 2xx
 }
 
 func newHookRig(t *testing.T, h ledgertest.Harness, cfg sim.Config) *hookRig {
 	t.Helper()
 	var handler http.Handler = http.NotFoundHandler()
 	var mu sync.Mutex
+	acked := new(atomic.Int64)
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		mu.Lock()
 		hd := handler
 		mu.Unlock()
-		hd.ServeHTTP(w, req)
+		sw := &statusWriter{ResponseWriter: w}
+		hd.ServeHTTP(sw, req)
+		if sw.status == 0 || sw.status/100 == 2 {
+			acked.Add(1)
+		}
 	}))
 	t.Cleanup(front.Close)
 	cfg.WebhookURL, cfg.WebhookSecret = front.URL+"/webhooks/payments", string(whSecret)
@@ -53,7 +61,18 @@ func newHookRig(t *testing.T, h ledgertest.Harness, cfg sim.Config) *hookRig {
 	mu.Lock()
 	handler = e
 	mu.Unlock()
-	return &hookRig{rig: r, inbox: inbox, url: cfg.WebhookURL}
+	return &hookRig{rig: r, inbox: inbox, url: cfg.WebhookURL, acked: acked}
+}
+
+// statusWriter remembers the status a handler answered.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
 }
 
 func (r *hookRig) processor() *reconciler.Inbox {
@@ -89,14 +108,87 @@ func (r *hookRig) quarantined() []ledger.QuarantineItem {
 	return items
 }
 
+// countedProcessor is a processor whose counters can be read from reg.
+func (r *hookRig) countedProcessor() (*reconciler.Inbox, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	p := r.processor()
+	p.Metrics = reg
+	return p, reg
+}
+
+// processed reads settle_webhook_events_processed_total of one outcome
+// ("finished" or "quarantined").
+func processed(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "settle_webhook_events_processed_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" && l.GetValue() == outcome {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// processEach claims the stored deliveries of the named events and has p
+// process them one at a time, so that each one's outcome is known: it
+// returns "finished", "quarantined" or "deferred" by event id.
+func (r *hookRig) processEach(p *reconciler.Inbox, reg *prometheus.Registry, events ...string) map[string]string {
+	r.t.Helper()
+	got := map[string]string{}
+	r.waitFor(fmt.Sprintf("deliveries of %v", events), func() bool {
+		ds, err := r.inbox.ClaimDeliveries(r.ctx, 10, patience)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, d := range ds {
+			id, _ := r.c.EventParts(d.Body)
+			finished, quarantined := processed(r.t, reg, "finished"), processed(r.t, reg, "quarantined")
+			if err := p.Process(r.ctx, d); err != nil {
+				r.t.Fatalf("processing %s: %v", id, err)
+			}
+			switch {
+			case processed(r.t, reg, "finished") > finished:
+				got[id] = "finished"
+			case processed(r.t, reg, "quarantined") > quarantined:
+				got[id] = "quarantined"
+			default:
+				got[id] = "deferred"
+			}
+		}
+		for _, id := range events {
+			if got[id] == "" {
+				return false
+			}
+		}
+		return true
+	})
+	return got
+}
+
 // The simulator's own signed webhook confirms an UNKNOWN operation, with
 // the reconciler switched off; a duplicate delivery is processed once.
 func TestInbox_WebhookConfirmsUnknown(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newHookRig(t, h, sim.Config{Class: "B", WebhookDuplicates: 1})
 		r.sim.Script(sim.DropAfterCommit)
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("SUCCEEDED by webhook", 10*time.Second, r.isIn(op, ledger.Succeeded), r.executor(r.store), r.processor())
+		proc, reg := r.countedProcessor()
+		// Both copies of the event reach settle and are acknowledged, and
+		// one is processed.
+		r.runUntil("SUCCEEDED by webhook, both copies acknowledged", func() bool {
+			return r.get(op).State == ledger.Succeeded && r.acked.Load() >= 2 && processed(t, reg, "finished") >= 1
+		}, r.executor(r.store), proc)
 		ev := r.lastEvent(op)
 		if ev.Actor != reconciler.ActorWebhook || !strings.Contains(string(ev.Evidence), "evt_") {
 			t.Fatalf("last event %+v", ev)
@@ -104,7 +196,9 @@ func TestInbox_WebhookConfirmsUnknown(t *testing.T) {
 		if got := r.get(op); got.RemoteRef != r.sim.Objects()[0].ID {
 			t.Fatalf("remote ref %q", got.RemoteRef)
 		}
-		time.Sleep(300 * time.Millisecond) // let the duplicate arrive
+		if f, q := processed(t, reg, "finished"), processed(t, reg, "quarantined"); f != 1 || q != 0 {
+			t.Fatalf("%v deliveries finished and %v quarantined, want the event processed once", f, q)
+		}
 		ds, _ := r.inbox.ClaimDeliveries(r.ctx, 10, time.Minute)
 		if len(ds) != 0 || len(r.quarantined()) != 0 {
 			t.Fatalf("%d deliveries left, %d quarantined", len(ds), len(r.quarantined()))
@@ -115,12 +209,13 @@ func TestInbox_WebhookConfirmsUnknown(t *testing.T) {
 // Unknown operation, another tenant, no tenant, no object: quarantine,
 // nothing changes. Mismatched fields: escalated. All over real HTTP.
 func TestInbox_EvidenceRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newHookRig(t, h, sim.Config{Class: "D"})
 		r.sim.Script(sim.FailBeforeCommit, sim.FailBeforeCommit)
 		op := r.create("acme", "order-1", 500)
 		other := r.create("acme", "order-2", 700)
-		r.runUntil("UNKNOWN", 5*time.Second, func() bool {
+		r.runUntil("UNKNOWN", func() bool {
 			return r.get(op).State == ledger.Unknown && r.get(other).State == ledger.Unknown
 		}, r.executor(r.store))
 		before := r.get(op)
@@ -134,7 +229,7 @@ func TestInbox_EvidenceRules(t *testing.T) {
 				t.Fatalf("delivery %d: %d", i, s)
 			}
 		}
-		r.runUntil("four quarantined", 5*time.Second, func() bool { return len(r.quarantined()) == 4 }, r.processor())
+		r.runUntil("four quarantined", func() bool { return len(r.quarantined()) == 4 }, r.processor())
 		after := r.get(op)
 		if after.State != before.State || after.Fence != before.Fence {
 			t.Fatal("unattributable evidence changed the operation")
@@ -146,7 +241,7 @@ func TestInbox_EvidenceRules(t *testing.T) {
 		}
 		// The tenant's own operation, with the amount changed.
 		r.post("evt_m", chargeObject("ch_m", other.RemoteKey, "acme", 999, "succeeded"))
-		r.runUntil("ESCALATED", 5*time.Second, r.isIn(other, ledger.Escalated), r.processor())
+		r.runUntil("ESCALATED", r.isIn(other, ledger.Escalated), r.processor())
 		if ev := r.lastEvent(other); !strings.Contains(string(ev.Evidence), "amount") {
 			t.Fatalf("evidence %s", ev.Evidence)
 		}
@@ -156,11 +251,12 @@ func TestInbox_EvidenceRules(t *testing.T) {
 // A crash between the inbox write (and the 2xx) and processing loses
 // nothing: a processor started later finds the delivery.
 func TestInbox_CrashBetweenReceiptAndProcessing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newHookRig(t, h, sim.Config{Class: "D"})
 		r.sim.Script(sim.FailBeforeCommit)
 		op := r.create("acme", "order-1", 500)
-		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
 		if s := r.post("evt_1", chargeObject("ch_1", op.RemoteKey, "acme", 500, "succeeded")); s != 200 {
 			t.Fatalf("delivery: %d", s)
 		}
@@ -171,14 +267,16 @@ func TestInbox_CrashBetweenReceiptAndProcessing(t *testing.T) {
 		}
 		// A new process starts; once the dead claim's lease runs out the
 		// delivery is processed.
-		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.processor())
+		r.runUntil("SUCCEEDED", r.isIn(op, ledger.Succeeded), r.processor())
 	})
 }
 
 // Out of order: an event that arrives while the sender still holds the
 // operation waits for it; an event contradicting a final state is
-// quarantined against that operation and changes nothing.
+// quarantined against that operation and changes nothing, while the same
+// object again in a new event is consistent and simply processed.
 func TestInbox_OrderAndContradiction(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newHookRig(t, h, sim.Config{Class: "D"})
 		op := r.create("acme", "order-1", 500)
@@ -187,33 +285,41 @@ func TestInbox_OrderAndContradiction(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.post("evt_early", chargeObject("ch_1", op.RemoteKey, "acme", 500, "succeeded"))
-		proc := r.processor()
-		ctx, cancel := context.WithCancel(r.ctx)
-		done := make(chan struct{})
-		go func() { _ = proc.Run(ctx); close(done) }()
-		time.Sleep(150 * time.Millisecond)
+		proc, reg := r.countedProcessor()
+		if got := r.processEach(proc, reg, "evt_early"); got["evt_early"] != "deferred" {
+			t.Fatalf("the early event was %s, want deferred", got["evt_early"])
+		}
 		if got := r.get(op); got.State != ledger.InFlight || got.Fence != claimed.Fence {
 			t.Fatalf("the event overrode the sender: %s", got.State)
 		}
 		// The sender's lease expires into UNKNOWN; the waiting event confirms.
-		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.sweeper())
-		cancel()
-		<-done
-		if got := r.get(op); got.RemoteRef != "ch_1" {
-			t.Fatalf("ref %q", got.RemoteRef)
+		r.runUntil("SUCCEEDED by the waiting event", func() bool {
+			return r.get(op).State == ledger.Succeeded && processed(t, reg, "finished") >= 1
+		}, r.sweeper(), proc)
+		before := r.get(op)
+		if before.RemoteRef != "ch_1" {
+			t.Fatalf("ref %q", before.RemoteRef)
 		}
+		events := len(r.history(op))
+
 		// Same reference, another object: a contradiction of SUCCEEDED.
 		r.post("evt_dup", chargeObject("ch_2", op.RemoteKey, "acme", 500, "succeeded"))
-		// And the original event again in a new delivery: consistent.
+		// And the original object again in a new event: consistent.
 		r.post("evt_again", chargeObject("ch_1", op.RemoteKey, "acme", 500, "succeeded"))
-		r.runUntil("one quarantined", 5*time.Second, func() bool { return len(r.quarantined()) == 1 }, r.processor())
-		time.Sleep(100 * time.Millisecond)
+		proc, reg = r.countedProcessor()
+		got := r.processEach(proc, reg, "evt_dup", "evt_again")
+		if got["evt_dup"] != "quarantined" || got["evt_again"] != "finished" {
+			t.Fatalf("evt_dup was %s and evt_again %s, want quarantined and finished", got["evt_dup"], got["evt_again"])
+		}
 		q := r.quarantined()
-		if len(q) != 1 || q[0].OperationID != op.ID || q[0].RemoteID != "ch_2" || !strings.Contains(q[0].Reason, "SUCCEEDED") {
+		if len(q) != 1 || q[0].EventID != "evt_dup" || q[0].OperationID != op.ID || q[0].RemoteID != "ch_2" ||
+			!strings.Contains(q[0].Reason, "SUCCEEDED") {
 			t.Fatalf("quarantine %+v", q)
 		}
-		if got := r.get(op); got.State != ledger.Succeeded || got.RemoteRef != "ch_1" {
-			t.Fatal("a contradicting event changed a final operation")
+		after := r.get(op)
+		if after.State != ledger.Succeeded || after.RemoteRef != "ch_1" || after.Fence != before.Fence ||
+			!after.UpdatedAt.Equal(before.UpdatedAt) || len(r.history(op)) != events {
+			t.Fatal("an event about a final operation changed it")
 		}
 	})
 }

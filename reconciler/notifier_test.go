@@ -2,6 +2,7 @@ package reconciler_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,8 +153,8 @@ func (r *rig) notifier(s ledger.Store, reg prometheus.Registerer, logs io.Writer
 	if logs != nil {
 		log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return &reconciler.Notifier{Store: s, Callbacks: s.(ledger.CallbackStore), Contracts: r.set, Log: log,
-		Metrics: reg, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: time.Second,
+	return &reconciler.Notifier{Store: s, Callbacks: &countingCallbacks{CallbackStore: s.(ledger.CallbackStore)},
+		Contracts: r.set, Log: log, Metrics: reg, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: time.Second,
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 }
 
@@ -189,6 +191,7 @@ func cbCounter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // the client API says about the operation, and never its payload; once it
 // acknowledges, nobody sends it again.
 func TestNotifier_SignedWithoutPayload(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		rc := newCBReceiver(t)
@@ -204,7 +207,7 @@ func TestNotifier_SignedWithoutPayload(t *testing.T) {
 			t.Fatal(err)
 		}
 		reg := prometheus.NewRegistry()
-		r.runUntil("two acknowledgements", 5*time.Second, rc.ackedAll(2), r.notifier(r.store, reg, nil))
+		r.runUntil("two acknowledgements", rc.ackedAll(2), r.notifier(r.store, reg, nil))
 
 		byOp := map[string]map[string]any{}
 		for _, req := range rc.requests() {
@@ -253,22 +256,54 @@ func TestNotifier_SignedWithoutPayload(t *testing.T) {
 			t.Fatalf("delivered counter %v", got)
 		}
 		// Another replica, later: nothing to send.
-		r.runUntil("a quiet while", 5*time.Second, sleepFor(300*time.Millisecond), r.notifier(h.Sibling(t, r.store, time.Now), nil, nil))
+		later := r.notifier(h.Sibling(t, r.store, time.Now), nil, nil)
+		r.runUntil("a quiet while", quietFor(300*time.Millisecond, later), later)
 		if n := len(rc.requests()); n != 2 {
 			t.Fatalf("%d requests after the acknowledgements, want 2", n)
 		}
 	})
 }
 
-func sleepFor(d time.Duration) func() bool {
+// countingCallbacks counts a notifier's claim passes.
+type countingCallbacks struct {
+	ledger.CallbackStore
+	claims atomic.Int64
+}
+
+func (c *countingCallbacks) ClaimNotifications(ctx context.Context, n int, lease time.Duration) ([]ledger.Notification, error) {
+	ns, err := c.CallbackStore.ClaimNotifications(ctx, n, lease)
+	if err == nil {
+		c.claims.Add(1)
+	}
+	return ns, err
+}
+
+// quietFor is a condition for a while in which nothing should be sent: it
+// holds once d has passed and each notifier has claimed three more times
+// than when quietFor was called, so that on a slow machine the notifiers
+// have really looked (and the deliveries of a pass before the last have
+// finished), not just been given the time to.
+func quietFor(d time.Duration, nts ...*reconciler.Notifier) func() bool {
 	end := time.Now().Add(d)
-	return func() bool { return time.Now().After(end) }
+	from := make([]int64, len(nts))
+	for i, nt := range nts {
+		from[i] = nt.Callbacks.(*countingCallbacks).claims.Load()
+	}
+	return func() bool {
+		for i, nt := range nts {
+			if nt.Callbacks.(*countingCallbacks).claims.Load() < from[i]+3 {
+				return false
+			}
+		}
+		return time.Now().After(end)
+	}
 }
 
 // A failing endpoint is retried with growing, jittered delays until it
 // acknowledges, then never again. Logs and stored errors carry neither the
 // secret nor the URL's token.
 func TestNotifier_RetriesWithBackoffUntilAcknowledged(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		rc := newCBReceiver(t)
@@ -278,8 +313,8 @@ func TestNotifier_RetriesWithBackoffUntilAcknowledged(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		var logs syncBuffer
 		nt := r.notifier(r.store, reg, &logs)
-		r.runUntil("acknowledgement", 10*time.Second, rc.ackedAll(1), nt)
-		r.runUntil("a quiet while", 5*time.Second, sleepFor(4*nt.MaxBackoff), nt)
+		r.runUntil("acknowledgement", rc.ackedAll(1), nt)
+		r.runUntil("a quiet while", quietFor(4*nt.MaxBackoff, nt), nt)
 
 		reqs := rc.requests()
 		if len(reqs) != 5 || reqs[4].status != http.StatusNoContent {
@@ -323,6 +358,7 @@ func TestNotifier_RetriesWithBackoffUntilAcknowledged(t *testing.T) {
 // is stopped in the middle of a request, or it died right after claiming —
 // and a new process on the same database delivers the notification, once.
 func TestNotifier_SurvivesRestart(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		for _, c := range []struct {
 			name string
@@ -346,8 +382,11 @@ func TestNotifier_SurvivesRestart(t *testing.T) {
 				}
 				r.withCallbacks("acme", rc)
 				op := r.confirmed("acme")[0]
+				// Before the stop, so before any claim it makes: a lease
+				// taken in c.stop runs out no sooner than a lease's length
+				// after this, however slowly the claim returns.
+				stopping := time.Now()
 				c.stop(r, rc)
-				stoppedAt := time.Now()
 				n := r.cbNotification(op)
 				if n.DeliveredAt != nil || strings.Contains(n.LastError, "sekrit") ||
 					(c.down != nil && (n.LastError == "" || n.Attempts == 0)) {
@@ -357,8 +396,8 @@ func TestNotifier_SurvivesRestart(t *testing.T) {
 				// A new process: its own connections, its own notifier.
 				rc.set(func(rc *cbReceiver) { rc.drop, rc.hang = false, false })
 				nt := r.notifier(h.Sibling(t, r.store, time.Now), nil, nil)
-				r.runUntil("delivery after the restart", 10*time.Second, rc.ackedAll(1), nt)
-				r.runUntil("a quiet while", 5*time.Second, sleepFor(500*time.Millisecond), nt)
+				r.runUntil("delivery after the restart", rc.ackedAll(1), nt)
+				r.runUntil("a quiet while", quietFor(500*time.Millisecond, nt), nt)
 				reqs := rc.requests()
 				if acked := rc.acked(); len(acked) != 1 || slices.Max(mapValues(acked)) != 1 ||
 					reqs[len(reqs)-1].status != http.StatusNoContent {
@@ -371,8 +410,9 @@ func TestNotifier_SurvivesRestart(t *testing.T) {
 				if n := r.cbNotification(op); n.DeliveredAt == nil || n.Attempts != attempts {
 					t.Fatalf("after the restart: %+v, %d requests", n, len(reqs))
 				}
-				if c.name == "DiedAfterClaim" && reqs[0].at.Sub(stoppedAt) < 900*time.Millisecond {
-					t.Fatalf("delivered %s after a claim with a 1s lease", reqs[0].at.Sub(stoppedAt))
+				// (A millisecond of slack for the store's microsecond times.)
+				if c.name == "DiedAfterClaim" && reqs[0].at.Sub(stopping) < time.Second-time.Millisecond {
+					t.Fatalf("delivered %s after a claim with a 1s lease", reqs[0].at.Sub(stopping))
 				}
 			})
 		}
@@ -383,13 +423,14 @@ func TestNotifier_SurvivesRestart(t *testing.T) {
 // then stops it. A request in progress is let finish (here: time out) and
 // its failure is recorded.
 func stopAfterAttempt(r *rig, rc *cbReceiver) {
-	r.runUntil("a delivery attempt", 5*time.Second, func() bool { return len(rc.requests()) > 0 },
+	r.runUntil("a delivery attempt", func() bool { return len(rc.requests()) > 0 },
 		r.notifier(r.store, nil, nil))
 }
 
 // Two replicas' notifiers over one database deliver each notification
 // exactly once.
 func TestNotifier_TwoReplicasDeliverEachOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		rc := newCBReceiver(t)
@@ -399,8 +440,8 @@ func TestNotifier_TwoReplicasDeliverEachOnce(t *testing.T) {
 		r.confirmed(repeat("acme", each)...)
 		r.confirmed(repeat("globex", each)...)
 		a, b := r.notifier(r.store, nil, nil), r.notifier(h.Sibling(t, r.store, time.Now), nil, nil)
-		r.runUntil("every acknowledgement", 20*time.Second, rc.ackedAll(2*each), a, b)
-		r.runUntil("a quiet while", 5*time.Second, sleepFor(300*time.Millisecond), a, b)
+		r.runUntil("every acknowledgement", rc.ackedAll(2*each), a, b)
+		r.runUntil("a quiet while", quietFor(300*time.Millisecond, a, b), a, b)
 		seen := map[string]int{}
 		for _, req := range rc.requests() {
 			seen[req.eventID]++

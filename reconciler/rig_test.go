@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sync"
 	"testing"
@@ -29,10 +32,18 @@ type rig struct {
 	c      *target.Contract
 	client *target.Client
 	log    *slog.Logger
-	seq    int // numbers the intents confirmed() creates
+	now    func() time.Time // the store's clock
+	seq    int              // numbers the intents confirmed() creates
 }
 
 func newRig(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *target.Contract)) *rig {
+	t.Helper()
+	return newRigAt(t, h, cfg, tweak, time.Now)
+}
+
+// newRigAt is newRig with a store that reads time from now, for tests that
+// move the clock themselves. The simulator keeps wall-clock time.
+func newRigAt(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *target.Contract), now func() time.Time) *rig {
 	t.Helper()
 	srv, err := sim.Start(cfg)
 	if err != nil {
@@ -44,7 +55,10 @@ func newRig(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *ta
 		t.Fatal(err)
 	}
 	c, _ := set.Get("payments")
-	c.Timeout = 400 * time.Millisecond
+	// Long enough that a loaded machine does not turn a plain request into
+	// an ambiguous one, and shorter than the rig's 2s leases; a test that
+	// needs requests to time out sets its own.
+	c.Timeout = 1500 * time.Millisecond
 	if tweak != nil {
 		tweak(c)
 	}
@@ -53,26 +67,56 @@ func newRig(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *ta
 		level = slog.LevelDebug
 	}
 	return &rig{
-		t: t, ctx: context.Background(), h: h, store: h.New(t, time.Now), srv: srv, sim: srv.Sim(),
-		set: set, c: c, client: target.NewClient(),
+		t: t, ctx: context.Background(), h: h, store: h.New(t, now), srv: srv, sim: srv.Sim(),
+		set: set, c: c, client: target.NewClient(), now: now,
 		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}
 }
 
-// create registers an approved charge the way the API does: references
-// bound into the payload, the contract's window and deadline.
-func (r *rig) create(tenant, intent string, amount int) ledger.Operation {
-	r.t.Helper()
-	deadline := time.Now().Add(r.c.Deadline)
-	op, _, err := r.store.Create(r.ctx, ledger.NewOperation{
+// newOp is an approved charge as the API registers it: references bound
+// into the payload, the contract's window and deadline.
+func (r *rig) newOp(tenant, intent string, amount int) ledger.NewOperation {
+	deadline := r.now().Add(r.c.Deadline)
+	return ledger.NewOperation{
 		Tenant: tenant, Type: "charge", IntentRef: intent, Target: r.c.Name,
 		Payload:     []byte(fmt.Sprintf(`{"amount":%d,"currency":"EUR","metadata":{"order":%q}}`, amount, intent)),
 		RetryWindow: r.c.RetryWindow(), Deadline: &deadline, Bind: r.c.Bind,
-	})
+	}
+}
+
+// create registers one approved charge.
+func (r *rig) create(tenant, intent string, amount int) ledger.Operation {
+	r.t.Helper()
+	op, _, err := r.store.Create(r.ctx, r.newOp(tenant, intent, amount))
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return op
+}
+
+// createMany registers n charges, the i-th as spec(i) names it, with eight
+// concurrent creators, and returns them in order.
+func (r *rig) createMany(n int, spec func(i int) (tenant, intent string, amount int)) []ledger.Operation {
+	r.t.Helper()
+	ops := make([]ledger.Operation, n)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n && errs[w] == nil; i += len(errs) {
+				ops[i], _, errs[w] = r.store.Create(r.ctx, r.newOp(spec(i)))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	return ops
 }
 
 func (r *rig) executor(s ledger.Store) *reconciler.Executor {
@@ -92,21 +136,141 @@ func (r *rig) sweeper() *reconciler.Sweeper {
 
 type loop interface{ Run(context.Context) error }
 
-// runUntil runs loops until cond holds (checked every 20ms) or timeout,
-// then stops them and waits. It fails the test on timeout.
-func (r *rig) runUntil(what string, timeout time.Duration, cond func() bool, loops ...loop) {
-	r.t.Helper()
+// patience bounds every wait in these tests. It is a safety net against a
+// hang, never what decides a test: each wait ends on a condition over real
+// state, so it may be generous for a loaded machine.
+const patience = 60 * time.Second
+
+// start runs loops in the background and returns stop, which cancels them
+// and waits until every one has returned. stop may be called more than
+// once; the test's cleanup calls it too.
+func (r *rig) start(loops ...loop) (stop func()) {
 	ctx, cancel := context.WithCancel(r.ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); reconciler.Run(ctx, toRun(loops)...) }()
-	defer func() { cancel(); wg.Wait() }()
-	deadline := time.Now().Add(timeout)
+	done := make(chan struct{})
+	go func() { defer close(done); reconciler.Run(ctx, toRun(loops)...) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	r.t.Cleanup(stop)
+	return stop
+}
+
+// waitFor polls cond every 20ms until it holds, and fails the test if it
+// does not within patience.
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(patience)
 	for !cond() {
 		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			r.t.Fatalf("timed out after %s waiting for %s", patience, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runUntil runs loops until cond holds, then stops them and waits for them
+// to return. It fails the test if cond does not hold within patience.
+func (r *rig) runUntil(what string, cond func() bool, loops ...loop) {
+	r.t.Helper()
+	stop := r.start(loops...)
+	defer stop()
+	r.waitFor(what, cond)
+}
+
+// proxy puts an HTTP server in front of the simulator and points the
+// contract at it, so that every request settle makes (sends and lookups)
+// passes through wrap, which hands it on with next.ServeHTTP; nil wrap
+// passes every request straight on. Tests use it to hold a request in the
+// middle, and close it to know that no request is still on its way to the
+// target: Close waits for those in progress and refuses the rest. It must
+// not be called while a loop runs.
+func (r *rig) proxy(wrap func(w http.ResponseWriter, req *http.Request, next http.Handler)) *httptest.Server {
+	r.t.Helper()
+	if wrap == nil {
+		wrap = func(w http.ResponseWriter, req *http.Request, next http.Handler) { next.ServeHTTP(w, req) }
+	}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		wrap(w, req, r.sim)
+	}))
+	r.t.Cleanup(front.Close)
+	r.c.BaseURL = front.URL
+	return front
+}
+
+// latch returns a channel that open closes, once; the test's cleanup opens
+// it too, so that nothing waits on it for ever.
+func (r *rig) latch() (ch <-chan struct{}, open func()) {
+	c := make(chan struct{})
+	var once sync.Once
+	open = func() { once.Do(func() { close(c) }) }
+	r.t.Cleanup(open)
+	return c, open
+}
+
+// heldAnswer lets the target handle req at once but writes its answer only
+// once answer is closed, and drops it if the client gives up first.
+func heldAnswer(w http.ResponseWriter, req *http.Request, next http.Handler, answer <-chan struct{}) {
+	held := httptest.NewRecorder()
+	next.ServeHTTP(held, req)
+	select {
+	case <-answer:
+	case <-req.Context().Done():
+		return
+	}
+	maps.Copy(w.Header(), held.Header())
+	w.WriteHeader(held.Code)
+	_, _ = w.Write(held.Body.Bytes())
+}
+
+// gated announces req on arrived, then keeps it from the target until gate
+// is closed, and drops it if the client gives up first.
+func gated(w http.ResponseWriter, req *http.Request, next http.Handler, arrived chan<- struct{}, gate <-chan struct{}) {
+	arrived <- struct{}{}
+	select {
+	case <-gate:
+	case <-req.Context().Done():
+		return
+	}
+	next.ServeHTTP(w, req)
+}
+
+// holdAnswers makes the target commit every create at once and hold its
+// answer back until release is called (or the client gives up): a sender
+// that stalls for exactly as long as the test needs. Lookups pass.
+func (r *rig) holdAnswers() (release func()) {
+	answer, release := r.latch()
+	r.proxy(func(w http.ResponseWriter, req *http.Request, next http.Handler) {
+		if req.Method != http.MethodPost {
+			next.ServeHTTP(w, req)
+			return
+		}
+		heldAnswer(w, req, next, answer)
+	})
+	return release
+}
+
+// gateCreates keeps every create request from the target, announcing each
+// on arrived, until open is called. Lookups pass.
+func (r *rig) gateCreates() (arrived <-chan struct{}, open func()) {
+	in := make(chan struct{}, 100)
+	gate, open := r.latch()
+	r.proxy(func(w http.ResponseWriter, req *http.Request, next http.Handler) {
+		if req.Method != http.MethodPost {
+			next.ServeHTTP(w, req)
+			return
+		}
+		gated(w, req, next, in, gate)
+	})
+	return in, open
+}
+
+// await waits until ch yields or is closed, and fails the test if that does
+// not happen within patience.
+func await[T any](t *testing.T, what string, ch <-chan T) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(patience):
+		t.Fatalf("timed out after %s waiting for %s", patience, what)
 	}
 }
 
@@ -172,7 +336,7 @@ func (r *rig) confirmed(tenants ...string) []ledger.Operation {
 		r.seq++
 		ops = append(ops, r.create(tenant, fmt.Sprintf("%s-order-%d", tenant, r.seq), 100+r.seq))
 	}
-	r.runUntil("all SUCCEEDED", 10*time.Second, func() bool {
+	r.runUntil("all SUCCEEDED", func() bool {
 		for _, op := range ops {
 			if r.get(op).State != ledger.Succeeded {
 				return false

@@ -1,10 +1,12 @@
 package reconciler_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,8 +24,11 @@ import (
 // layer retries: whatever goes wrong, each operation reaches the target
 // once from the executor, and reconciliation never adds an object.
 func TestScenario1_NoRetryLayers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "B", SlowDelay: 600 * time.Millisecond}, nil)
+		r := newRig(t, h, sim.Config{Class: "B", SlowDelay: 600 * time.Millisecond}, func(c *target.Contract) {
+			c.Timeout = 400 * time.Millisecond // the slow answer times out
+		})
 		faults := []sim.Fault{sim.DropAfterCommit, sim.FailAfterCommit, sim.Reset, sim.FailBeforeCommit, sim.Slow, sim.None}
 		r.sim.Script(faults...)
 		var ops []ledger.Operation
@@ -40,11 +45,11 @@ func TestScenario1_NoRetryLayers(t *testing.T) {
 			}
 			return true
 		}
-		r.runUntil("every operation sent once", 10*time.Second, sent, exec)
+		r.runUntil("every operation sent once", sent, exec)
 		if got := r.sim.Requests(); got != len(ops) {
 			t.Fatalf("%d requests for %d operations: something retried", got, len(ops))
 		}
-		r.runUntil("reconciliation", 10*time.Second, func() bool {
+		r.runUntil("reconciliation", func() bool {
 			return r.get(ops[0]).State == ledger.Succeeded && r.get(ops[4]).State == ledger.Succeeded
 		}, r.reconciler(), r.sweeper())
 		if got := r.sim.Requests(); got != len(ops) {
@@ -69,11 +74,12 @@ func TestScenario1_NoRetryLayers(t *testing.T) {
 // under the same intent. The edit is a conflict; the original is resolved
 // and is the only charge.
 func TestScenario2_EditedAmount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newRig(t, h, sim.Config{Class: "A"}, nil)
 		r.sim.Script(sim.DropAfterCommit)
 		op := r.create("acme", "ticket-42", 50)
-		r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+		r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
 		_, _, err := r.store.Create(r.ctx, ledger.NewOperation{
 			Tenant: "acme", Type: "charge", IntentRef: "ticket-42", Target: "payments",
 			Payload: []byte(`{"amount":40,"currency":"EUR","metadata":{"order":"ticket-42"}}`), Bind: r.c.Bind,
@@ -82,7 +88,7 @@ func TestScenario2_EditedAmount(t *testing.T) {
 		if ledger.ErrorCode(err) != ledger.EPayloadConflict {
 			t.Fatalf("edited resubmission: %v", err)
 		}
-		r.runUntil("SUCCEEDED", 5*time.Second, r.isIn(op, ledger.Succeeded), r.reconciler(), r.executor(r.store))
+		r.runUntil("SUCCEEDED", r.isIn(op, ledger.Succeeded), r.reconciler(), r.executor(r.store))
 		objs := r.sim.Objects()
 		if len(objs) != 1 || objs[0].Amount != 50 {
 			t.Fatalf("remote objects: %+v", objs)
@@ -97,35 +103,72 @@ func TestScenario2_EditedAmount(t *testing.T) {
 // back to ready, so nobody sends again; the stalled worker's late verdict is
 // discarded by its stale fence.
 func TestScenario3_StalledWorkerLeaseExpires(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "B", SlowDelay: 1500 * time.Millisecond}, func(c *target.Contract) {
-			c.Timeout = 3 * time.Second
+		r := newRig(t, h, sim.Config{Class: "B"}, func(c *target.Contract) {
+			c.Timeout = patience // the client waits for the held answer
 		})
-		r.sim.Script(sim.Slow)
+		// The target commits the charge at once and holds its answer back,
+		// so the sender stalls past its lease until the test lets it go;
+		// the reconciler's lookup is held the same way.
+		answer, release := r.latch()
+		lookups := make(chan struct{}, 100)
+		lookup, openLookups := r.latch()
+		r.proxy(func(w http.ResponseWriter, req *http.Request, next http.Handler) {
+			if req.Method == http.MethodPost {
+				heldAnswer(w, req, next, answer)
+				return
+			}
+			gated(w, req, next, lookups, lookup)
+		})
 		op := r.create("acme", "order-1", 500)
+		var logs syncBuffer
 		exec := r.executor(r.store)
-		exec.Lease = 300 * time.Millisecond // shorter than the stall
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.runUntil("the stalled answer", 10*time.Second, func() bool {
-				return r.get(op).State == ledger.Succeeded && r.sim.Requests() == 1 && time.Since(r.get(op).CreatedAt) > 2*time.Second
-			}, exec, r.sweeper(), r.reconciler())
-		}()
-		wg.Wait()
+		exec.Lease = 300 * time.Millisecond // far shorter than the stall
+		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		stop := r.start(exec, r.sweeper(), r.reconciler())
+		// The lease expires into UNKNOWN; the reconciler leases the
+		// operation under a new fence and asks the target.
+		await(t, "the reconciler's lookup", lookups)
+		held := r.get(op)
+		// The stalled sender's answer arrives while the reconciler holds the
+		// operation: its verdict is refused as stale and changes nothing.
+		release()
+		discarded := `executor: verdict discarded" operation_id=` + op.ID + " code=" + string(ledger.EStaleFence)
+		r.waitFor("the stalled verdict to be recorded or refused", func() bool {
+			return strings.Contains(logs.String(), discarded) || r.get(op).State != ledger.Unknown
+		})
+		if got := r.get(op); got.State != ledger.Unknown || got.Fence != held.Fence || !got.UpdatedAt.Equal(held.UpdatedAt) {
+			t.Fatalf("the stalled worker's verdict was applied: %s under fence %d", got.State, got.Fence)
+		}
+		openLookups()
+		r.waitFor("the reconciler's verdict", r.isIn(op, ledger.Succeeded))
+		stop()
+
 		if n, reqs := r.remote(op), r.sim.Requests(); n != 1 || reqs != 1 {
 			t.Fatalf("%d remote objects after %d requests", n, reqs)
 		}
-		hist := r.history(op)
-		want := []ledger.State{ledger.Prepared, ledger.InFlight, ledger.Unknown}
-		for i, s := range want {
-			if hist[i] != s {
-				t.Fatalf("history %v, want it to start %v", hist, want)
-			}
+		evs, err := r.store.Events(r.ctx, op.Tenant, op.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got := r.get(op); got.Attempts != 1 {
-			t.Fatalf("attempts %d", got.Attempts)
+		var states []ledger.State
+		for _, e := range evs {
+			states = append(states, e.To)
+		}
+		want := []ledger.State{ledger.Prepared, ledger.InFlight, ledger.Unknown, ledger.Succeeded}
+		if !slices.Equal(states, want) {
+			t.Fatalf("history %v, want %v", states, want)
+		}
+		// The executor's only event is its claim; the confirmation is the
+		// reconciler's, under a fence past the one the executor sent with.
+		claim, confirmed := evs[1], evs[3]
+		if claim.Actor != ledger.ActorExecutor || confirmed.Actor != ledger.ActorReconciler || confirmed.Fence <= claim.Fence {
+			t.Fatalf("claimed by %s under fence %d, confirmed by %s under fence %d",
+				claim.Actor, claim.Fence, confirmed.Actor, confirmed.Fence)
+		}
+		if got := r.get(op); got.Attempts != 1 || got.Fence != confirmed.Fence {
+			t.Fatalf("attempts %d, fence %d", got.Attempts, got.Fence)
 		}
 	})
 }
@@ -134,13 +177,14 @@ func TestScenario3_StalledWorkerLeaseExpires(t *testing.T) {
 // contract documents all three absence conditions and they hold; only then
 // is it FAILED_TERMINAL, with the conditions as evidence.
 func TestScenario4_NotFoundIsNotFailed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		t.Run("ConditionsUnmet", func(t *testing.T) {
 			r := newRig(t, h, sim.Config{Class: "B"}, nil)
 			r.sim.Script(sim.FailBeforeCommit)
 			op := r.create("acme", "order-1", 500)
-			r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
-			r.runUntil("three lookups", 5*time.Second, func() bool { return len(r.history(op)) >= 6 }, r.reconciler())
+			r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
+			r.runUntil("three lookups", func() bool { return len(r.history(op)) >= 6 }, r.reconciler())
 			if got := r.get(op); got.State != ledger.Unknown || r.sim.Requests() != 1 {
 				t.Fatalf("state %s after %d requests", got.State, r.sim.Requests())
 			}
@@ -151,7 +195,7 @@ func TestScenario4_NotFoundIsNotFailed(t *testing.T) {
 			})
 			r.sim.Script(sim.FailBeforeCommit)
 			op := r.create("acme", "order-1", 500)
-			r.runUntil("FAILED_TERMINAL", 10*time.Second, r.isIn(op, ledger.FailedTerminal),
+			r.runUntil("FAILED_TERMINAL", r.isIn(op, ledger.FailedTerminal),
 				r.executor(r.store), r.reconciler())
 			ev := r.lastEvent(op)
 			for _, rule := range []string{"visibility", "late", "replay"} {
@@ -166,73 +210,113 @@ func TestScenario4_NotFoundIsNotFailed(t *testing.T) {
 	})
 }
 
-// One tenant's 10,000 UNKNOWN operations must not delay another tenant's 10.
+// One tenant's large UNKNOWN backlog must not delay another tenant's few
+// operations. The test drives the reconciler pass by pass as Run does
+// (lease a batch, resolve each operation, record the batch) on a fake clock
+// and counts the big tenant's operations worked before every one of the
+// small tenant's was resolved. Fair leasing resolves the small tenant in the
+// first pass, beside at most a batch's remainder of the backlog; leasing by
+// due time alone would work through the whole, older backlog first.
 func TestReconciler_TenantFairness(t *testing.T) {
+	t.Parallel()
+	const backlog, few, batch = 200, 10, 50
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "B"}, nil)
-		var wg sync.WaitGroup
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for i := w; i < 10000; i += 8 {
-					r.create("big", fmt.Sprintf("big-%d", i), 100)
+		clk := ledgertest.NewClock()
+		r := newRigAt(t, h, sim.Config{Class: "B"}, nil, clk.Now)
+		// expire makes n operations UNKNOWN without a send: claimed, then
+		// their leases run out.
+		expire := func(n int) {
+			t.Helper()
+			for claimed := 0; claimed < n; {
+				got, err := r.store.ClaimBatch(r.ctx, ledger.MaxListLimit, time.Minute)
+				if err != nil || len(got) == 0 {
+					t.Fatalf("claimed %d of %d, %v", claimed, n, err)
 				}
-			}(w)
+				claimed += len(got)
+			}
+			clk.Advance(2 * time.Minute)
+			if swept, err := r.store.SweepExpired(r.ctx); err != nil || swept != n {
+				t.Fatalf("swept %d of %d, %v", swept, n, err)
+			}
 		}
-		wg.Wait()
-		var small []ledger.Operation
-		for i := 0; i < 10; i++ {
-			op := r.create("small", fmt.Sprintf("small-%d", i), 100)
-			small = append(small, op)
-			// The small tenant's charges exist at the target.
-			body := fmt.Sprintf(`{"amount":100,"currency":"EUR","metadata":{"order":"small-%d","settle_ref":%q,"settle_tenant":"small"}}`, i, op.RemoteKey)
-			resp, err := http.Post(r.srv.URL()+"/v1/charges", "application/json", strings.NewReader(body))
+		r.createMany(backlog, func(i int) (string, string, int) { return "big", fmt.Sprintf("big-%d", i), 100 })
+		expire(backlog)
+		bigDue := clk.Now()
+		clk.Advance(time.Second) // the small tenant's work is younger
+		small := r.createMany(few, func(i int) (string, string, int) { return "small", fmt.Sprintf("small-%d", i), 100 })
+		for _, op := range small {
+			// The small tenant's charges exist at the target: the approved
+			// bytes themselves, carrying their reference and tenant.
+			resp, err := http.Post(r.srv.URL()+"/v1/charges", "application/json", bytes.NewReader(op.Payload))
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
 		}
-		// Everything became UNKNOWN without a send: claimed, then leases expired.
-		for {
-			got, err := r.store.ClaimBatch(r.ctx, 1000, time.Millisecond)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) == 0 {
-				break
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-		if n, err := r.store.SweepExpired(r.ctx); err != nil || n != 10010 {
-			t.Fatalf("swept %d, %v", n, err)
-		}
+		expire(few)
+
 		rec := r.reconciler()
-		rec.Batch, rec.Workers = 50, 8
-		start := time.Now()
-		r.runUntil("the small tenant's operations", 30*time.Second, func() bool {
+		rec.Now = clk.Now
+		resolved := func() bool {
 			for _, op := range small {
 				if r.get(op).State != ledger.Succeeded {
 					return false
 				}
 			}
 			return true
-		}, rec)
-		t.Logf("small tenant resolved in %s behind a 10,000-operation backlog", time.Since(start))
-		page, err := r.store.List(r.ctx, ledger.ListFilter{Tenant: "big", State: ledger.Unknown, Limit: 500})
-		if err != nil {
-			t.Fatal(err)
 		}
-		touched := 0
-		for _, op := range page.Operations {
-			if len(r.history(op)) > 3 {
-				touched++
+		bigWorked, passes := 0, 0
+		for !resolved() {
+			if passes > backlog/batch+1 {
+				t.Fatalf("the small tenant is not resolved after %d passes", passes)
+			}
+			passes++
+			leased, err := r.store.LeaseUnknown(r.ctx, batch, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := make([]ledger.Outcome, len(leased))
+			for i, op := range leased {
+				if op.Tenant == "big" {
+					bigWorked++
+				}
+				outs[i] = rec.Resolve(r.ctx, op)
+			}
+			errs, err := r.store.RecordBatch(r.ctx, outs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("recording %s: %v", outs[i].OperationID, err)
+				}
 			}
 		}
-		// The newest 500 of the backlog were untouched when the small tenant
-		// was done: it did not wait for the big tenant's queue.
-		if touched > 100 {
-			t.Fatalf("%d of 500 sampled big-tenant operations were reconciled first", touched)
+		// The ledger agrees: only the operations worked were touched since
+		// the backlog fell due.
+		touched := 0
+		for f := (ledger.ListFilter{Tenant: "big", Limit: ledger.MaxListLimit}); ; {
+			page, err := r.store.List(r.ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range page.Operations {
+				if op.UpdatedAt.After(bigDue) {
+					touched++
+				}
+			}
+			if f.Cursor = page.Next; f.Cursor == "" {
+				break
+			}
+		}
+		t.Logf("the small tenant's %d operations were resolved in %d pass(es), beside %d of the big tenant's %d",
+			few, passes, bigWorked, backlog)
+		if touched != bigWorked {
+			t.Fatalf("%d of the big tenant's operations were touched, %d worked", touched, bigWorked)
+		}
+		if passes != 1 || bigWorked > batch-few {
+			t.Fatalf("the small tenant waited behind %d of the big tenant's operations (%d passes of %d)",
+				bigWorked, passes, batch)
 		}
 	})
 }
