@@ -130,14 +130,9 @@ func TestServe_PostgresFromEnv(t *testing.T) {
 	healthy(t, start(t, t.TempDir(), []string{"DATABASE_URL=" + url}))
 }
 
-// schemaURL returns a database URL whose connections use a fresh schema.
+// schemaURL returns the URL of a fresh, migrated database.
 func schemaURL(t *testing.T) string {
-	cfg := pgtest.Schema(t)
-	sep := "?"
-	if strings.Contains(pgtest.URL(), "?") {
-		sep = "&"
-	}
-	return pgtest.URL() + sep + "search_path=" + cfg.ConnConfig.RuntimeParams["search_path"]
+	return pgtest.DatabaseURL(t)
 }
 
 func TestMigrate_Idempotent(t *testing.T) {

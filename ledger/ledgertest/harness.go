@@ -58,8 +58,11 @@ type fixture struct {
 	seq   int
 }
 
+// setup makes the fixture of one test, which runs in parallel with its
+// siblings: each has its own store.
 func setup(t *testing.T, h Harness) *fixture {
 	t.Helper()
+	t.Parallel()
 	clk := NewClock()
 	return &fixture{t: t, ctx: context.Background(), clk: clk, store: h.New(t, clk.Now)}
 }

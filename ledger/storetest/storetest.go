@@ -1,10 +1,13 @@
 // Package storetest makes real stores for tests in any package: a fresh
-// PostgreSQL schema (see pgtest) or a fresh SQLite file, behind the
-// ledgertest.Harness that the conformance suite also uses.
+// PostgreSQL database (see pgtest) or a fresh SQLite file, behind the
+// ledgertest.Harness that the conformance suite also uses. Both start as
+// copies of a database migrated once, not migrated per test.
 package storetest
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -19,8 +22,8 @@ import (
 	"settle/ledger/sqlite"
 )
 
-// Postgres returns a harness whose stores each get a fresh schema; siblings
-// get their own pools over the same schema.
+// Postgres returns a harness whose stores each get a fresh database;
+// siblings get their own pools over the same database.
 func Postgres() ledgertest.Harness {
 	var (
 		mu      sync.Mutex
@@ -65,7 +68,7 @@ func SQLite() ledgertest.Harness {
 	}
 	return ledgertest.Harness{
 		New: func(t testing.TB, now func() time.Time) ledger.Store {
-			return open(t, filepath.Join(t.TempDir(), "settle.db"), now)
+			return open(t, SQLiteFile(t), now)
 		},
 		Sibling: func(t testing.TB, s ledger.Store, now func() time.Time) ledger.Store {
 			mu.Lock()
@@ -74,6 +77,51 @@ func SQLite() ledgertest.Harness {
 			return open(t, path, now)
 		},
 	}
+}
+
+var (
+	sqliteOnce     sync.Once
+	sqliteTemplate []byte
+	sqliteErr      error
+)
+
+// SQLiteFile returns the path of a fresh, migrated SQLite file in the
+// test's temporary directory: a copy of one migrated file made once per
+// test binary.
+func SQLiteFile(t testing.TB) string {
+	t.Helper()
+	sqliteOnce.Do(func() { sqliteTemplate, sqliteErr = migratedSQLite() })
+	if sqliteErr != nil {
+		t.Fatal(sqliteErr)
+	}
+	path := filepath.Join(t.TempDir(), "settle.db")
+	if err := os.WriteFile(path, sqliteTemplate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// migratedSQLite migrates a new file and returns its bytes. Closing the
+// store checkpoints the write-ahead log into the file, so the bytes are
+// the whole database.
+func migratedSQLite() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "settle-sqlite-template")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "settle.db")
+	s, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return nil, fmt.Errorf("storetest: %s-wal outlived the store: the copy would miss it", path)
+	}
+	return os.ReadFile(path)
 }
 
 // Each runs fn once per store kind, as subtests "SQLite" and "Postgres".
