@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
-	"strconv"
 	"strings"
+
+	"settle/ledger"
 )
 
 // Errors from the JSON helpers name field paths only, never values: payloads
@@ -178,7 +178,9 @@ func (c *Contract) ExpectedVersion(payload []byte) (version string, ok bool) {
 // with the remote object and returns the paths that differ, in contract
 // order; nil means they all agree. A path absent on either side differs,
 // and so does every path when either document is not valid JSON. Numbers
-// compare by exact value (10 equals 10.0); all else by JSON equality.
+// compare by exact value (10 equals 10.0), and a number that an IEEE-754
+// double cannot hold exactly never equals anything (see
+// ledger.NumberProblem); all else compares by JSON equality.
 func (c *Contract) Mismatches(approved, remote []byte) []string {
 	a, errA := decodeJSON(approved)
 	r, errR := decodeJSON(remote)
@@ -227,30 +229,20 @@ func equalJSON(a, b any) bool {
 		if !ok {
 			return false
 		}
-		if a == b {
-			return true
-		}
-		// big.Rat reads decimals and exponents exactly, so no float rounding
-		// can make two different amounts look equal. A huge exponent would
-		// make it allocate without bound, and no amount needs one.
-		if hugeExponent(a) || hugeExponent(b) {
+		// The approved side is canonical, so it holds a double exactly. A
+		// number a double cannot hold exactly (beyond 2^53, too many
+		// digits, underflow, overflow) is not the approved amount, however
+		// it is written. Between exact numbers, equal doubles are equal
+		// decimal values, so no rounding can make two amounts look equal.
+		if !ledger.ExactNumber(a.String()) || !ledger.ExactNumber(b.String()) {
 			return false
 		}
-		ra, okA := new(big.Rat).SetString(string(a))
-		rb, okB := new(big.Rat).SetString(string(b))
-		return okA && okB && ra.Cmp(rb) == 0
+		fa, errA := a.Float64()
+		fb, errB := b.Float64()
+		return errA == nil && errB == nil && fa == fb
 	default: // string, bool, nil
 		return a == b
 	}
-}
-
-func hugeExponent(n json.Number) bool {
-	i := strings.IndexAny(string(n), "eE")
-	if i < 0 {
-		return false
-	}
-	e, err := strconv.Atoi(string(n[i+1:]))
-	return err != nil || e > 400 || e < -400
 }
 
 // Results extracts the objects of a lookup response: the array at

@@ -156,8 +156,17 @@ func TestContract_Mismatches(t *testing.T) {
 		{"missing in approved", `{"currency":"EUR","metadata":{"ref":"r1"},"items":[]}`, `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[]}`, []string{"amount"}},
 		{"null is not absent but not equal", approved, `{"amount":null,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1}]}`, []string{"amount"}},
 		{"array order matters", approved, `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1},{"sku":"b"}]}`, []string{"items"}},
-		{"identical huge exponents are equal without arithmetic", `{"amount":1e999999999}`, `{"amount":1e999999999}`, []string{"currency", "metadata.ref", "items"}},
+		// A number that an IEEE-754 double cannot hold exactly is never
+		// evidence of a match, even written identically on both sides: the
+		// approved payload can never hold one (canonicalisation refuses it),
+		// so such a remote number means something else changed it.
+		{"identical lossy numbers do not confirm", `{"amount":9007199254740993}`, `{"amount":9007199254740993}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"lossy remote number", `{"amount":9007199254740992}`, `{"amount":9007199254740993}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"remote number rounding to the approved double", `{"amount":0.1}`, `{"amount":0.1000000000000000055511151231257827}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"exact big integers by value", `{"amount":9007199254740992}`, `{"amount":9.007199254740992e15}`, []string{"currency", "metadata.ref", "items"}},
+		{"identical huge exponents do not confirm", `{"amount":1e999999999}`, `{"amount":1e999999999}`, []string{"amount", "currency", "metadata.ref", "items"}},
 		{"huge exponents are never compared by value", `{"amount":1e999999999}`, `{"amount":10e999999998}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"underflow does not confirm zero", `{"amount":0}`, `{"amount":1e-400}`, []string{"amount", "currency", "metadata.ref", "items"}},
 		{"remote not JSON", approved, `oops`, []string{"amount", "currency", "metadata.ref", "items"}},
 		{"remote not an object", approved, `[1]`, []string{"amount", "currency", "metadata.ref", "items"}},
 	}

@@ -132,6 +132,33 @@ func testCreate(t *testing.T, h Harness) {
 		wantCode(t, err, ledger.EPayloadConflict)
 	})
 
+	// Amounts are never changed: RFC 8785 holds numbers as doubles, so a
+	// number a double cannot hold exactly is refused, not rounded, and a
+	// retry that differs from the stored amount only beyond a double's
+	// precision is not taken for the same request.
+	t.Run("InexactNumber", func(t *testing.T) {
+		f := setup(t, h)
+		n := f.newOp("acme")
+		n.Payload = []byte(`{"amount":9007199254740993,"currency":"EUR"}`)
+		_, created, err := f.store.Create(f.ctx, n)
+		wantCode(t, err, ledger.EInvalid)
+		if created || !strings.Contains(ledger.ErrorMessage(err), "payload.amount") {
+			t.Fatalf("created=%v, message %q must name payload.amount", created, ledger.ErrorMessage(err))
+		}
+		n.Payload = []byte(`{"amount":9007199254740992,"currency":"EUR"}`)
+		first, created, err := f.store.Create(f.ctx, n)
+		if err != nil || !created || !strings.Contains(string(first.Payload), "9007199254740992") {
+			t.Fatalf("exact amount: created=%v err=%v", created, err)
+		}
+		n.Payload = []byte(`{"amount":9007199254740993,"currency":"EUR"}`)
+		again, created, err := f.store.Create(f.ctx, n)
+		wantCode(t, err, ledger.EInvalid)
+		if created || again.ID == first.ID {
+			t.Fatal("a retry with another amount was taken for the stored operation")
+		}
+		sameOp(t, first, f.get(first))
+	})
+
 	t.Run("SameIntentOtherTarget", func(t *testing.T) {
 		f := setup(t, h)
 		n := f.newOp("acme")

@@ -1,0 +1,69 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"settle/web"
+)
+
+// createBody is a create request for intent with the given payload.
+func createBody(intent, payload string) string {
+	return `{"target":"payments","operation_type":"charge","intent_ref":"` + intent + `","payload":` + payload + `}`
+}
+
+// wantMessage checks an error reply and that its message holds every part.
+func wantMessage(t *testing.T, r response, status int, code string, parts ...string) {
+	t.Helper()
+	wantError(t, r, status, code)
+	msg, _ := r.json(t)["message"].(string)
+	for _, p := range parts {
+		if !strings.Contains(msg, p) {
+			t.Fatalf("message %q does not contain %q", msg, p)
+		}
+	}
+}
+
+// Item 7 of issue 9: an amount that an IEEE-754 double cannot hold exactly
+// is refused with 422 naming its path, never stored rounded; and a retry
+// that differs from the stored amount only beyond a double's precision is
+// not answered 200.
+func TestAPI_ExactNumbers(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		e := serve(t, open(t), web.Config{})
+		for name, c := range map[string]struct{ payload, path string }{
+			"BeyondTwoTo53":  {`{"amount":9007199254740993}`, "payload.amount"},
+			"InArray":        {`{"items":[{"amount":1},{"amount":2},{"amount":12345678901234567891}]}`, "payload.items[2].amount"},
+			"TooManyDigits":  {`{"rate":0.10000000000000000001}`, "payload.rate"},
+			"Underflow":      {`{"fee":1e-400}`, "payload.fee"},
+			"Overflow":       {`{"fee":1e400}`, "payload.fee"},
+			"NegativeBeyond": {`{"refund":{"amount":-9007199254740993}}`, "payload.refund.amount"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := e.post(createBody("lossy-"+name, c.payload))
+				wantMessage(t, r, http.StatusUnprocessableEntity, "invalid", c.path+": ", "as a JSON string")
+			})
+		}
+		for name, payload := range map[string]string{
+			"IntegerAsDecimal": `{"amount":1.0}`,
+			"Exponent":         `{"amount":1e2}`,
+			"TwoTo53":          `{"amount":9007199254740992}`,
+			"NegativeZero":     `{"amount":-0}`,
+			"AsString":         `{"amount":"9007199254740993"}`,
+		} {
+			t.Run(name, func(t *testing.T) {
+				if r := e.post(createBody("exact-"+name, payload)); r.status != http.StatusCreated {
+					t.Fatalf("exact number refused: %d %s", r.status, r.body)
+				}
+			})
+		}
+		t.Run("ConflictingRetry", func(t *testing.T) {
+			if r := e.post(createBody("big", `{"amount":9007199254740992}`)); r.status != http.StatusCreated {
+				t.Fatalf("first: %d %s", r.status, r.body)
+			}
+			r := e.post(createBody("big", `{"amount":9007199254740993}`))
+			wantMessage(t, r, http.StatusUnprocessableEntity, "invalid", "payload.amount")
+		})
+	})
+}
