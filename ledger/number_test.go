@@ -69,3 +69,22 @@ func TestCanonicalize_RefusesInexactNumbers(t *testing.T) {
 		t.Fatalf("exact numbers: %s, %v", got, err)
 	}
 }
+
+// A duplicate key makes the hash ambiguous (which value was approved?), so
+// it is refused by path rather than left to a parser's choice.
+func TestCanonicalize_RefusesDuplicateKeys(t *testing.T) {
+	for in, path := range map[string]string{
+		`{"a":1,"a":1}`:                                 "payload.a",
+		`{"m":{"k":1,"x":{},"k":2}}`:                    "payload.m.k",
+		`{"items":[{"sku":"a"},{"sku":"a","sku":"b"}]}`: "payload.items[1].sku",
+		`{"a\u0062":1,"ab":2}`:                          "payload.ab",
+	} {
+		_, _, err := ledger.Canonicalize([]byte(in))
+		if msg := ledger.ErrorMessage(err); ledger.ErrorCode(err) != ledger.EInvalid || !strings.HasPrefix(msg, path+": duplicate key") {
+			t.Errorf("Canonicalize(%s) = %v, want invalid naming %s", in, err, path)
+		}
+	}
+	if _, _, err := ledger.Canonicalize([]byte(`{"a":{"k":1},"b":{"k":1},"A":1}`)); err != nil {
+		t.Fatalf("the same key in sibling objects, or in another case: %v", err)
+	}
+}

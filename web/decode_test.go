@@ -11,8 +11,8 @@ import (
 )
 
 // FuzzParseCreate: any body yields either a request whose required fields
-// are present and whose payload is a JSON object, or a 400/422 error —
-// never a panic, never another kind of error.
+// are present and whose payload is a JSON object that canonicalises without
+// change, or a 400/422 error — never a panic, never another kind of error.
 func FuzzParseCreate(f *testing.F) {
 	f.Add([]byte(`{"target":"payments","operation_type":"charge","intent_ref":"a","payload":{"amount":1}}`))
 	f.Add([]byte(`{"target":"p","operation_type":"c","intent_ref":"a","payload":{},"deadline":"2030-01-01T00:00:00Z"}`))
@@ -41,6 +41,9 @@ func FuzzParseCreate(f *testing.F) {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(req.Payload, &obj) != nil {
 			t.Fatalf("accepted a payload that is not a JSON object: %q", req.Payload)
+		}
+		if _, _, err := ledger.Canonicalize(req.Payload); err != nil {
+			t.Fatalf("accepted a payload the ledger refuses: %v", err)
 		}
 	})
 }

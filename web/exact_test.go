@@ -67,3 +67,38 @@ func TestAPI_ExactNumbers(t *testing.T) {
 		})
 	})
 }
+
+// Item 8 of issue 9: the create request's field names are exact. A
+// duplicate field (which one would count?) or a field in another case is
+// 400, not last-wins or a case-insensitive match; a duplicate key inside the
+// payload would make its hash ambiguous and is 422 naming the path.
+func TestAPI_StrictFields(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		e := serve(t, open(t), web.Config{})
+		const rest = `"operation_type":"charge","intent_ref":"strict","payload":{"amount":1}`
+		for name, c := range map[string]struct {
+			body   string
+			status int
+			code   string
+			parts  []string
+		}{
+			"DuplicateTarget":   {`{"target":"nowhere","target":"payments",` + rest + `}`, 400, "malformed_request", []string{`duplicate field "target"`}},
+			"DuplicatePayload":  {`{"target":"payments","operation_type":"charge","intent_ref":"strict","payload":{"amount":1},"payload":{"amount":2}}`, 400, "malformed_request", []string{`duplicate field "payload"`}},
+			"UpperCaseField":    {`{"TARGET":"payments",` + rest + `}`, 400, "malformed_request", []string{`"TARGET"`, "case"}},
+			"MixedCaseField":    {`{"target":"payments","operation_type":"charge","intent_ref":"strict","Payload":{"amount":1}}`, 400, "malformed_request", []string{`"Payload"`, "case"}},
+			"BothCases":         {`{"target":"payments","Target":"nowhere",` + rest + `}`, 400, "malformed_request", []string{`"Target"`}},
+			"UnknownField":      {`{"target":"payments","tenant":"globex",` + rest + `}`, 400, "malformed_request", []string{`unknown field "tenant"`}},
+			"WrongType":         {`{"target":5,` + rest + `}`, 400, "malformed_request", []string{`"target"`, "string"}},
+			"PayloadDuplicate":  {createBody("strict", `{"amount":1,"metadata":{"k":1,"k":2}}`), 422, "invalid", []string{"payload.metadata.k: ", "duplicate key"}},
+			"PayloadDupInArray": {createBody("strict", `{"items":[{},{"sku":"a","sku":"a"}]}`), 422, "invalid", []string{"payload.items[1].sku: "}},
+		} {
+			t.Run(name, func(t *testing.T) {
+				wantMessage(t, e.post(c.body), c.status, c.code, c.parts...)
+			})
+		}
+		// Same keys in different case inside the payload are different keys.
+		if r := e.post(createBody("cased-keys", `{"amount":1,"Amount":2}`)); r.status != http.StatusCreated {
+			t.Fatalf("payload keys differing in case: %d %s", r.status, r.body)
+		}
+	})
+}
