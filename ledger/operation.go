@@ -91,13 +91,14 @@ func ValidTenant(s string) bool { return tenantRe.MatchString(s) }
 // Prepare validates n, canonicalises its payload and returns the operation to
 // insert, with fresh random identifiers. It does not touch any store.
 func Prepare(n NewOperation, now time.Time) (Operation, error) {
+	if err := CheckText("intent_ref", n.IntentRef, MaxIntentRef); err != nil {
+		return Operation{}, err
+	}
 	switch {
 	case !ValidTenant(n.Tenant):
 		return Operation{}, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	case !nameRe.MatchString(n.Type):
-		return Operation{}, Errorf(EInvalid, "operation_type must be 1-128 characters of letters, digits and . _ : / -")
-	case n.IntentRef == "" || len(n.IntentRef) > 256:
-		return Operation{}, Errorf(EInvalid, "intent_ref must be 1-256 characters")
+		return Operation{}, Errorf(EInvalid, "operation_type must be 1-%d characters of ASCII letters, digits and . _ : / -", MaxOperationType)
 	case !nameRe.MatchString(n.Target):
 		return Operation{}, Errorf(EInvalid, "target must be 1-128 characters of letters, digits and . _ : / -")
 	case n.RetryWindow < 0:

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -69,6 +71,11 @@ func parseCreate(body []byte) (createRequest, error) {
 		if err := json.Unmarshal(raw, f.dst); err != nil {
 			return req, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("malformed JSON: field %q must be a string", f.name))
 		}
+		// encoding/json repairs invalid UTF-8 and lone surrogates to U+FFFD,
+		// which would turn two different references into one.
+		if f.name != "payload" && !wellFormedString(raw) {
+			return req, ledger.Errorf(ledger.EInvalid, "%s must be valid UTF-8 text (no invalid bytes or lone surrogate escapes)", f.name)
+		}
 	}
 	var missing []string
 	for _, f := range []struct{ name, value string }{
@@ -83,6 +90,9 @@ func parseCreate(body []byte) (createRequest, error) {
 	}
 	if len(missing) > 0 {
 		return req, ledger.Errorf(ledger.EInvalid, "missing or empty: %s", strings.Join(missing, ", "))
+	}
+	if err := ledger.CheckText("intent_ref", req.IntentRef, ledger.MaxIntentRef); err != nil {
+		return req, err
 	}
 	if req.Payload[0] != '{' {
 		return req, ledger.Errorf(ledger.EInvalid, "payload must be a JSON object")
@@ -150,6 +160,55 @@ func createFields(body []byte) (map[string]json.RawMessage, error) {
 		return nil, bad("unexpected data after the object")
 	}
 	return fields, nil
+}
+
+// wellFormedString reports whether raw, a JSON value, is null or a string
+// literal that is valid UTF-8 and whose \u escapes pair their surrogates.
+func wellFormedString(raw json.RawMessage) bool {
+	if string(raw) == "null" {
+		return true
+	}
+	if !utf8.Valid(raw) {
+		return false
+	}
+	pendingHigh := false // the previous escape was a high surrogate
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			if pendingHigh {
+				return false
+			}
+			continue
+		}
+		i++ // the escaped character
+		if i >= len(raw) || raw[i] != 'u' || i+4 >= len(raw) {
+			if pendingHigh {
+				return false
+			}
+			continue
+		}
+		v, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 16)
+		if err != nil {
+			return false
+		}
+		i += 4
+		switch r := rune(v); {
+		case utf16.IsSurrogate(r) && r < 0xdc00: // high
+			if pendingHigh {
+				return false
+			}
+			pendingHigh = true
+		case utf16.IsSurrogate(r): // low
+			if !pendingHigh {
+				return false
+			}
+			pendingHigh = false
+		default:
+			if pendingHigh {
+				return false
+			}
+		}
+	}
+	return !pendingHigh
 }
 
 // quoteKey shows a client's field name quoted, escaped and shortened.

@@ -102,3 +102,45 @@ func TestAPI_StrictFields(t *testing.T) {
 		}
 	})
 }
+
+// Item 9 of issue 9: intent_ref and operation_type are text a person can
+// read — valid UTF-8 (not silently repaired to U+FFFD), NFC, no control or
+// format characters, limits counted in characters — or 422 naming the field.
+func TestAPI_ReferenceText(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		e := serve(t, open(t), web.Config{})
+		body := func(opType, intent string) string {
+			return `{"target":"payments","operation_type":"` + opType + `","intent_ref":"` + intent + `","payload":{"amount":1}}`
+		}
+		for name, c := range map[string]struct{ body, field string }{
+			"InvalidUTF8":       {body("charge", "approval-\xff"), "intent_ref"},
+			"LoneSurrogate":     {body("charge", `approval-\ud800`), "intent_ref"},
+			"LowSurrogateFirst": {body("charge", `approval-\udc00\ud800`), "intent_ref"},
+			"NotNFC":            {body("charge", `cafe\u0301`), "intent_ref"},
+			"Newline":           {body("charge", `approval\nforged`), "intent_ref"},
+			"TerminalEscape":    {body("charge", `\u001b[31mapproval`), "intent_ref"},
+			"RawControl":        {body("charge", "approval\x7f"), "intent_ref"},
+			"ZeroWidthSpace":    {body("charge", `appro\u200bval`), "intent_ref"},
+			"TooManyCharacters": {body("charge", strings.Repeat("é", 257)), "intent_ref"},
+			"TypeInvalidUTF8":   {body("char\xffge", "approval-t1"), "operation_type"},
+			"TypeNUL":           {body(`charge\u0000`, "approval-t2"), "operation_type"},
+			"TypeTooLong":       {body(strings.Repeat("c", 129), "approval-t3"), "operation_type"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				wantMessage(t, e.post(c.body), http.StatusUnprocessableEntity, "invalid", c.field)
+			})
+		}
+		long := strings.Repeat("é", 256) // 512 bytes: the limit counts characters
+		r := e.post(body("charge", long))
+		if r.status != http.StatusCreated || r.json(t)["intent_ref"] != long {
+			t.Fatalf("256-character intent_ref: %d %s", r.status, r.body)
+		}
+		if r := e.post(body("charge", `caf\u00e9 №7 – 請求`)); r.status != http.StatusCreated {
+			t.Fatalf("readable non-ASCII intent_ref: %d %s", r.status, r.body)
+		}
+		page := e.do(http.MethodGet, "/api/v1/operations", "", nil).json(t)["operations"].([]any)
+		if len(page) != 2 {
+			t.Fatalf("refused requests left %d operations, want 2", len(page))
+		}
+	})
+}

@@ -235,6 +235,45 @@ func testCreate(t *testing.T, h Harness) {
 			t.Fatalf("invalid creations left %d operations (%v)", len(ops), err)
 		}
 	})
+
+	// References are text a person can read: valid UTF-8 in NFC, with no
+	// control, format or separator characters, limits in characters.
+	t.Run("ReferenceText", func(t *testing.T) {
+		f := setup(t, h)
+		for name, mutate := range map[string]func(*ledger.NewOperation){
+			"IntentTooManyCharacters": func(n *ledger.NewOperation) { n.IntentRef = strings.Repeat("é", 257) },
+			"IntentNotUTF8":           func(n *ledger.NewOperation) { n.IntentRef = "approval-\xff" },
+			"IntentNotNFC":            func(n *ledger.NewOperation) { n.IntentRef = "cafe\u0301" },
+			"IntentNewline":           func(n *ledger.NewOperation) { n.IntentRef = "approval-1\nforged line" },
+			"IntentTerminalEscape":    func(n *ledger.NewOperation) { n.IntentRef = "\x1b[31mapproval" },
+			"IntentNUL":               func(n *ledger.NewOperation) { n.IntentRef = "approval\x00" },
+			"IntentFormatCharacter":   func(n *ledger.NewOperation) { n.IntentRef = "appro\u200bval" },
+			"IntentBidiOverride":      func(n *ledger.NewOperation) { n.IntentRef = "approval-\u202e1" },
+			"IntentLineSeparator":     func(n *ledger.NewOperation) { n.IntentRef = "approval\u2028x" },
+			"TypeNewline":             func(n *ledger.NewOperation) { n.Type = "charge\n" },
+			"TypeTooLong":             func(n *ledger.NewOperation) { n.Type = strings.Repeat("c", 129) },
+		} {
+			t.Run(name, func(t *testing.T) {
+				n := f.newOp("acme")
+				mutate(&n)
+				_, created, err := f.store.Create(f.ctx, n)
+				wantCode(t, err, ledger.EInvalid)
+				if created {
+					t.Fatal("created")
+				}
+			})
+		}
+		// Limits count characters, not bytes: 256 two-byte characters fit.
+		n := f.newOp("acme")
+		n.IntentRef = strings.Repeat("é", 256)
+		op, created, err := f.store.Create(f.ctx, n)
+		if err != nil || !created || op.IntentRef != n.IntentRef {
+			t.Fatalf("256-character intent_ref: created=%v err=%v", created, err)
+		}
+		if ops, err := f.store.ClaimBatch(f.ctx, 100, time.Minute); err != nil || len(ops) != 1 || ops[0].ID != op.ID {
+			t.Fatalf("invalid creations left %d operations besides the valid one (%v)", len(ops)-1, err)
+		}
+	})
 }
 
 func testRead(t *testing.T, h Harness) {
