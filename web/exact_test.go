@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
@@ -141,6 +142,70 @@ func TestAPI_ReferenceText(t *testing.T) {
 		page := e.do(http.MethodGet, "/api/v1/operations", "", nil).json(t)["operations"].([]any)
 		if len(page) != 2 {
 			t.Fatalf("refused requests left %d operations, want 2", len(page))
+		}
+	})
+}
+
+// Item 10 of issue 9: both stores answer alike. Operation ids are
+// normalised (an upper-case id is the same operation); other spellings of a
+// UUID, bad cursors and query parameters a database cannot hold (NUL,
+// invalid UTF-8) are a 4xx, never a 500, with the same answer on
+// PostgreSQL and SQLite.
+func TestAPI_IdsCursorsAndQueries(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		e := serve(t, open(t), web.Config{})
+		op := e.post(charge).json(t)
+		id := op["operation_id"].(string)
+		cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+		for _, c := range []struct {
+			name, path string
+			status     int
+			code       string
+		}{
+			{"Id", "/api/v1/operations/" + id, 200, ""},
+			{"UpperCaseId", "/api/v1/operations/" + strings.ToUpper(id), 200, ""},
+			{"MixedCaseId", "/api/v1/operations/" + strings.ToUpper(id[:8]) + id[8:], 200, ""},
+			{"BracedId", "/api/v1/operations/%7B" + id + "%7D", 404, "not_found"},
+			{"UrnId", "/api/v1/operations/urn:uuid:" + id, 404, "not_found"},
+			{"IdWithoutHyphens", "/api/v1/operations/" + strings.ReplaceAll(id, "-", ""), 404, "not_found"},
+			{"NotAUUID", "/api/v1/operations/not-a-uuid", 404, "not_found"},
+			{"IdNUL", "/api/v1/operations/%00", 404, "not_found"},
+			{"IdInvalidUTF8", "/api/v1/operations/%FF", 404, "not_found"},
+			{"IntentNUL", "/api/v1/operations?intent_ref=%00", 422, "invalid"},
+			{"IntentWithNUL", "/api/v1/operations?intent_ref=approval-1%00", 422, "invalid"},
+			{"IntentInvalidUTF8", "/api/v1/operations?intent_ref=%FF", 422, "invalid"},
+			{"IntentTooLong", "/api/v1/operations?intent_ref=" + strings.Repeat("x", 1000), 422, "invalid"},
+			{"IntentUnknown", "/api/v1/operations?intent_ref=nothing", 200, ""},
+			{"StateNUL", "/api/v1/operations?state=%00", 422, "invalid"},
+			{"LimitInvalidUTF8", "/api/v1/operations?limit=%FF", 422, "invalid"},
+			{"CursorNotBase64", "/api/v1/operations?cursor=%25%25", 422, "invalid"},
+			{"CursorInvalidUTF8", "/api/v1/operations?cursor=%FF", 422, "invalid"},
+			{"CursorNoId", "/api/v1/operations?cursor=" + cursor("123"), 422, "invalid"},
+			{"CursorBadId", "/api/v1/operations?cursor=" + cursor("123/not-a-uuid"), 422, "invalid"},
+			{"CursorBracedId", "/api/v1/operations?cursor=" + cursor("123/{"+id+"}"), 422, "invalid"},
+			{"CursorHugeTime", "/api/v1/operations?cursor=" + cursor("9223372036854775807/"+id), 422, "invalid"},
+			{"CursorNegativeTime", "/api/v1/operations?cursor=" + cursor("-9223372036854775808/"+id), 422, "invalid"},
+			{"CursorUpperCaseId", "/api/v1/operations?cursor=" + cursor("4102444800000000/"+strings.ToUpper(id)), 200, ""},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				r := e.do(http.MethodGet, c.path, "", nil)
+				if c.code != "" {
+					wantError(t, r, c.status, c.code)
+					return
+				}
+				if r.status != c.status {
+					t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+				}
+				if strings.Contains(c.path, "/operations/") && r.json(t)["operation_id"] != id {
+					t.Fatalf("operation_id %v, want the canonical %s", r.json(t)["operation_id"], id)
+				}
+			})
+		}
+		// A cursor naming the operation in upper case pages exactly as the
+		// canonical one does.
+		r := e.do(http.MethodGet, "/api/v1/operations?cursor="+cursor("4102444800000000/"+strings.ToUpper(id)), "", nil)
+		if ops := r.json(t)["operations"].([]any); len(ops) != 1 {
+			t.Fatalf("a cursor after the year 2100 listed %d operations, want 1", len(ops))
 		}
 	})
 }

@@ -320,4 +320,38 @@ func testRead(t *testing.T, h Harness) {
 		}
 		_ = other
 	})
+
+	// Both stores answer alike: an id in upper or mixed case names the same
+	// operation (PostgreSQL's uuid type reads it, SQLite compares text);
+	// other spellings of a UUID name none on either; lookup text that no
+	// reference can hold is refused, not sent to the database.
+	t.Run("NormalisedIds", func(t *testing.T) {
+		f := setup(t, h)
+		op := f.create("acme")
+		for _, id := range []string{strings.ToUpper(op.ID), strings.ToUpper(op.ID[:8]) + op.ID[8:]} {
+			got, err := f.store.Get(f.ctx, "acme", id)
+			if err != nil || got.ID != op.ID {
+				t.Fatalf("Get(%s) = %q, %v; want %s", id, got.ID, err, op.ID)
+			}
+			if evs, err := f.store.Events(f.ctx, "acme", id); err != nil || len(evs) != 1 || evs[0].OperationID != op.ID {
+				t.Fatalf("Events(%s) = %d events, %v", id, len(evs), err)
+			}
+			if ops, err := f.store.Find(f.ctx, "acme", id); err != nil || len(ops) != 1 || ops[0].ID != op.ID {
+				t.Fatalf("Find(%s) = %d operations, %v", id, len(ops), err)
+			}
+		}
+		if ops, err := f.store.Find(f.ctx, "acme", strings.ToUpper(op.RemoteKey)); err != nil || len(ops) != 1 {
+			t.Fatalf("Find(upper-case remote key) = %d operations, %v", len(ops), err)
+		}
+		for _, id := range []string{"{" + op.ID + "}", "urn:uuid:" + op.ID, strings.ReplaceAll(op.ID, "-", ""), "\x00", "\xff"} {
+			_, err := f.store.Get(f.ctx, "acme", id)
+			wantCode(t, err, ledger.ENotFound)
+			_, err = f.store.Events(f.ctx, "acme", id)
+			wantCode(t, err, ledger.ENotFound)
+		}
+		for _, ref := range []string{"approval\x00", "\xff", strings.Repeat("x", ledger.MaxIntentRef+1)} {
+			_, err := f.store.Find(f.ctx, "acme", ref)
+			wantCode(t, err, ledger.EInvalid)
+		}
+	})
 }
