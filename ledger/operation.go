@@ -7,6 +7,8 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -56,7 +58,9 @@ type NewOperation struct {
 	// Bind, when set, writes the operation's own references into the
 	// payload before it is canonicalised and hashed (for example the remote
 	// key into the field the target's contract names), so the remote object
-	// carries them. It must be deterministic in its inputs.
+	// carries them. It must be deterministic in its inputs. A *Error it
+	// returns (EInvalid: the payload clashes with a field it writes) is the
+	// caller's answer; any other error is internal.
 	Bind func(payload []byte, remoteKey, tenant string) ([]byte, error)
 }
 
@@ -145,8 +149,12 @@ func bindPayload(n NewOperation, remoteKey string) (canonical, hash []byte, err 
 			return nil, nil, err
 		}
 		payload, err = n.Bind(payload, remoteKey, n.Tenant)
+		var le *Error
+		if errors.As(err, &le) {
+			return nil, nil, err // a clash with the payload, explained to the client
+		}
 		if err != nil {
-			return nil, nil, Errorf(EInvalid, "payload: %s", ErrorMessage(err))
+			return nil, nil, fmt.Errorf("bind the target's fields: %w", err)
 		}
 	}
 	return Canonicalize(payload)

@@ -52,7 +52,10 @@ func serve(t *testing.T, s store, cfg web.Config) *env {
 	if cfg.Store == nil {
 		cfg.Store = s
 	}
-	cfg.Tokens, cfg.Targets = s, testTargets
+	cfg.Tokens = s
+	if cfg.Targets == nil {
+		cfg.Targets = testTargets
+	}
 	srv := httptest.NewServer(web.New(cfg))
 	t.Cleanup(srv.Close)
 	e := &env{t: t, base: srv.URL, store: s}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"settle/target"
 	"settle/web"
 )
 
@@ -206,6 +207,69 @@ func TestAPI_IdsCursorsAndQueries(t *testing.T) {
 		r := e.do(http.MethodGet, "/api/v1/operations?cursor="+cursor("4102444800000000/"+strings.ToUpper(id)), "", nil)
 		if ops := r.json(t)["operations"].([]any); len(ops) != 1 {
 			t.Fatalf("a cursor after the year 2100 listed %d operations, want 1", len(ops))
+		}
+	})
+}
+
+// boundTarget is a target whose contract has settle write the operation's
+// reference and the tenant into the payload, as a real provider's does.
+func boundTarget(t *testing.T) web.Target {
+	t.Helper()
+	set, err := target.Parse("bound.yaml", []byte(`targets:
+  - name: bound
+    owner: {team: Payments team, escalation_contact: pay@example.com}
+    documentation: {url: "https://docs.example.com/pay", checked: 2026-11-01}
+    base_url: http://127.0.0.1:9
+    deadline: 1h
+    create: {method: POST, path: /v1/charges}
+    reference_field: metadata.settle_ref
+    tenant_field: metadata.tenant
+    response: {id_field: id, match: [amount, metadata.settle_ref, metadata.tenant]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := set.Get("bound")
+	return web.Target{Owner: "Payments team", Bind: c.Bind}
+}
+
+// Item 11 of issue 9: a payload that clashes with the fields settle writes
+// into it (the contract's reference_field and tenant_field) is a 422 that
+// names the field and the clash, not "internal error".
+func TestAPI_BoundFieldClash(t *testing.T) {
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		s := open(t)
+		ts := targets{"payments": testTargets["payments"], "bound": boundTarget(t)}
+		e := serve(t, s, web.Config{Targets: ts})
+		body := func(intent, payload string) string {
+			return `{"target":"bound","operation_type":"charge","intent_ref":"` + intent + `","payload":` + payload + `}`
+		}
+		for name, c := range map[string]struct {
+			payload string
+			parts   []string
+		}{
+			"ReferenceAlreadySet": {`{"amount":1,"metadata":{"settle_ref":"mine"}}`, []string{"payload.metadata.settle_ref", "reference", "leave it out"}},
+			"TenantAlreadySet":    {`{"amount":1,"metadata":{"tenant":"globex"}}`, []string{"payload.metadata.tenant", "tenant", "leave it out"}},
+			"ReferenceNotString":  {`{"amount":1,"metadata":{"settle_ref":7}}`, []string{"payload.metadata.settle_ref"}},
+			"MetadataString":      {`{"amount":1,"metadata":"note"}`, []string{"payload.metadata is a string, not an object", "metadata.settle_ref"}},
+			"MetadataArray":       {`{"amount":1,"metadata":[1,2]}`, []string{"payload.metadata is an array, not an object"}},
+			"MetadataNull":        {`{"amount":1,"metadata":null}`, []string{"payload.metadata is null, not an object"}},
+			"MetadataNumber":      {`{"amount":1,"metadata":5}`, []string{"payload.metadata is a number, not an object"}},
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := e.post(body("clash-"+name, c.payload))
+				wantMessage(t, r, http.StatusUnprocessableEntity, "invalid", c.parts...)
+				if strings.Contains(string(r.body), "internal") || strings.Contains(string(r.body), "globex") || strings.Contains(string(r.body), "mine") {
+					t.Fatalf("message is internal or quotes the payload: %s", r.body)
+				}
+			})
+		}
+		r := e.post(body("fits", `{"amount":1,"metadata":{"note":"x"}}`))
+		if r.status != http.StatusCreated {
+			t.Fatalf("a payload with room for settle's fields: %d %s", r.status, r.body)
+		}
+		if again := e.post(body("fits", `{"metadata":{"note":"x"},"amount":1}`)); again.status != http.StatusOK {
+			t.Fatalf("retry of a bound payload: %d %s", again.status, again.body)
 		}
 	})
 }
