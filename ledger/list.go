@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // ListFilter selects one tenant's operations, newest first.
@@ -47,6 +45,11 @@ func (f *ListFilter) Normalize() (*Cursor, error) {
 	if f.State != "" && !f.State.Valid() {
 		return nil, Errorf(EInvalid, "state must be one of PREPARED, IN_FLIGHT, SUCCEEDED, FAILED_TERMINAL, UNKNOWN, ESCALATED")
 	}
+	if f.IntentRef != "" {
+		if err := CheckFilterText("intent_ref", f.IntentRef); err != nil {
+			return nil, err
+		}
+	}
 	if f.Cursor == "" {
 		return nil, nil
 	}
@@ -56,11 +59,17 @@ func (f *ListFilter) Normalize() (*Cursor, error) {
 	}
 	ts, id, ok := strings.Cut(string(raw), "/")
 	micros, err := strconv.ParseInt(ts, 10, 64)
-	if !ok || err != nil || uuid.Validate(id) != nil {
+	id, idOK := ParseID(id)
+	// A time outside what both databases hold (PostgreSQL would fail, or
+	// wrap, where SQLite compares integers) is no cursor settle issued.
+	if !ok || err != nil || !idOK || micros < 0 || micros > maxCursorMicros {
 		return nil, Errorf(EInvalid, "invalid cursor")
 	}
 	return &Cursor{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}, nil
 }
+
+// maxCursorMicros is the end of the year 9999, in Unix microseconds.
+var maxCursorMicros = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
 
 // NextPage builds a Page from up to limit+1 rows fetched in order: the
 // extra row only signals that another page exists.

@@ -7,6 +7,8 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -56,7 +58,9 @@ type NewOperation struct {
 	// Bind, when set, writes the operation's own references into the
 	// payload before it is canonicalised and hashed (for example the remote
 	// key into the field the target's contract names), so the remote object
-	// carries them. It must be deterministic in its inputs.
+	// carries them. It must be deterministic in its inputs. A *Error it
+	// returns (EInvalid: the payload clashes with a field it writes) is the
+	// caller's answer; any other error is internal.
 	Bind func(payload []byte, remoteKey, tenant string) ([]byte, error)
 }
 
@@ -91,13 +95,14 @@ func ValidTenant(s string) bool { return tenantRe.MatchString(s) }
 // Prepare validates n, canonicalises its payload and returns the operation to
 // insert, with fresh random identifiers. It does not touch any store.
 func Prepare(n NewOperation, now time.Time) (Operation, error) {
+	if err := CheckText("intent_ref", n.IntentRef, MaxIntentRef); err != nil {
+		return Operation{}, err
+	}
 	switch {
 	case !ValidTenant(n.Tenant):
 		return Operation{}, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	case !nameRe.MatchString(n.Type):
-		return Operation{}, Errorf(EInvalid, "operation_type must be 1-128 characters of letters, digits and . _ : / -")
-	case n.IntentRef == "" || len(n.IntentRef) > 256:
-		return Operation{}, Errorf(EInvalid, "intent_ref must be 1-256 characters")
+		return Operation{}, Errorf(EInvalid, "operation_type must be 1-%d characters of ASCII letters, digits and . _ : / -", MaxOperationType)
 	case !nameRe.MatchString(n.Target):
 		return Operation{}, Errorf(EInvalid, "target must be 1-128 characters of letters, digits and . _ : / -")
 	case n.RetryWindow < 0:
@@ -144,8 +149,12 @@ func bindPayload(n NewOperation, remoteKey string) (canonical, hash []byte, err 
 			return nil, nil, err
 		}
 		payload, err = n.Bind(payload, remoteKey, n.Tenant)
+		var le *Error
+		if errors.As(err, &le) {
+			return nil, nil, err // a clash with the payload, explained to the client
+		}
 		if err != nil {
-			return nil, nil, Errorf(EInvalid, "payload: %s", ErrorMessage(err))
+			return nil, nil, fmt.Errorf("bind the target's fields: %w", err)
 		}
 	}
 	return Canonicalize(payload)

@@ -1,24 +1,33 @@
 package target
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // Bind writes settle's references into an approved payload before it is
 // canonicalised and hashed: the operation's remote key into ReferenceField
 // and the tenant into TenantField, where the contract names them, so that the
 // remote object carries them and lookups and evidence can be matched. It is
 // deterministic, as ledger.NewOperation.Bind requires.
+//
+// A payload that already sets one of those fields to another value, or
+// where a field cannot be placed (its parent is a string, an array, null…),
+// is a ledger.EInvalid that names the field and the clash.
 func (c *Contract) Bind(payload []byte, remoteKey, tenant string) ([]byte, error) {
-	fields := map[string]string{}
+	var fields []boundField
 	if c.ReferenceField != "" {
-		fields[c.ReferenceField] = remoteKey
+		fields = append(fields, boundField{path: c.ReferenceField, value: remoteKey,
+			what: fmt.Sprintf("the operation's reference (target %s, reference_field)", c.Name)})
 	}
 	if c.TenantField != "" {
-		fields[c.TenantField] = tenant
+		fields = append(fields, boundField{path: c.TenantField, value: tenant,
+			what: fmt.Sprintf("the tenant (target %s, tenant_field)", c.Name)})
 	}
 	if len(fields) == 0 {
 		return payload, nil
 	}
-	return InjectFields(payload, fields)
+	return inject(payload, fields)
 }
 
 // References reads settle's reference and tenant back out of a remote object

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
-	"strconv"
 	"strings"
+
+	"settle/ledger"
 )
 
 // Errors from the JSON helpers name field paths only, never values: payloads
@@ -47,10 +47,25 @@ func get(v any, path string) (any, bool) {
 // InjectFields sets each dotted path of fields (e.g. "metadata.settle_ref")
 // in the JSON object payload to its string value, creating intermediate
 // objects. A path that already holds the same string is left alone; one
-// that holds anything else, or that crosses a non-object, is an error, so
-// settle never overwrites a value the client approved. The output is
-// re-marshalled (settle canonicalises it afterwards).
+// that holds anything else, or that crosses a non-object, is a
+// ledger.EInvalid naming the payload path and the clash, so settle never
+// overwrites a value the client approved. The output is re-marshalled
+// (settle canonicalises it afterwards).
 func InjectFields(payload []byte, fields map[string]string) ([]byte, error) {
+	list := make([]boundField, 0, len(fields))
+	for p, v := range fields {
+		list = append(list, boundField{path: p, value: v, what: "its own value"})
+	}
+	return inject(payload, list)
+}
+
+// boundField is one value settle writes into a payload; what names it for
+// the client ("the operation's reference (reference_field of target x)").
+type boundField struct {
+	path, value, what string
+}
+
+func inject(payload []byte, fields []boundField) ([]byte, error) {
 	v, err := decodeJSON(payload)
 	if err != nil {
 		return nil, fmt.Errorf("inject fields: payload: %w", err)
@@ -59,16 +74,13 @@ func InjectFields(payload []byte, fields map[string]string) ([]byte, error) {
 	if !ok {
 		return nil, errors.New("inject fields: payload is not a JSON object")
 	}
-	paths := make([]string, 0, len(fields))
-	for p := range fields {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths) // deterministic errors when paths conflict
-	for _, p := range paths {
-		if !fieldRe.MatchString(p) {
-			return nil, fmt.Errorf("inject fields: %q is not a dotted field path", p)
+	// Sorted for deterministic errors when paths conflict.
+	slices.SortFunc(fields, func(a, b boundField) int { return strings.Compare(a.path, b.path) })
+	for _, f := range fields {
+		if !fieldRe.MatchString(f.path) {
+			return nil, fmt.Errorf("inject fields: %q is not a dotted field path", f.path)
 		}
-		segs := strings.Split(p, ".")
+		segs := strings.Split(f.path, ".")
 		m := root
 		for i, seg := range segs[:len(segs)-1] {
 			next, exists := m[seg]
@@ -79,17 +91,20 @@ func InjectFields(payload []byte, fields map[string]string) ([]byte, error) {
 				continue
 			}
 			if m, ok = next.(map[string]any); !ok {
-				return nil, fmt.Errorf("inject fields: %s: %s is not an object", p, strings.Join(segs[:i+1], "."))
+				return nil, ledger.Errorf(ledger.EInvalid,
+					"payload.%s is %s, not an object, so settle cannot write %s at %s; send %s as an object or leave it out",
+					strings.Join(segs[:i+1], "."), jsonKind(next), f.what, f.path, strings.Join(segs[:i+1], "."))
 			}
 		}
 		last := segs[len(segs)-1]
 		if old, exists := m[last]; exists {
-			if s, isStr := old.(string); !isStr || s != fields[p] {
-				return nil, fmt.Errorf("inject fields: %s already holds a different value", p)
+			if s, isStr := old.(string); !isStr || s != f.value {
+				return nil, ledger.Errorf(ledger.EInvalid,
+					"payload.%s is already set, but settle writes %s there; leave it out of the payload", f.path, f.what)
 			}
 			continue
 		}
-		m[last] = fields[p]
+		m[last] = f.value
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -98,6 +113,23 @@ func InjectFields(payload []byte, fields map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("inject fields: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsonKind names the kind of a decoded JSON value, never the value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case nil:
+		return "null"
+	}
+	return "an object"
 }
 
 // RemoteID reads the remote object id at response.id_field from body. The
@@ -178,7 +210,9 @@ func (c *Contract) ExpectedVersion(payload []byte) (version string, ok bool) {
 // with the remote object and returns the paths that differ, in contract
 // order; nil means they all agree. A path absent on either side differs,
 // and so does every path when either document is not valid JSON. Numbers
-// compare by exact value (10 equals 10.0); all else by JSON equality.
+// compare by exact value (10 equals 10.0), and a number that an IEEE-754
+// double cannot hold exactly never equals anything (see
+// ledger.NumberProblem); all else compares by JSON equality.
 func (c *Contract) Mismatches(approved, remote []byte) []string {
 	a, errA := decodeJSON(approved)
 	r, errR := decodeJSON(remote)
@@ -227,30 +261,20 @@ func equalJSON(a, b any) bool {
 		if !ok {
 			return false
 		}
-		if a == b {
-			return true
-		}
-		// big.Rat reads decimals and exponents exactly, so no float rounding
-		// can make two different amounts look equal. A huge exponent would
-		// make it allocate without bound, and no amount needs one.
-		if hugeExponent(a) || hugeExponent(b) {
+		// The approved side is canonical, so it holds a double exactly. A
+		// number a double cannot hold exactly (beyond 2^53, too many
+		// digits, underflow, overflow) is not the approved amount, however
+		// it is written. Between exact numbers, equal doubles are equal
+		// decimal values, so no rounding can make two amounts look equal.
+		if !ledger.ExactNumber(a.String()) || !ledger.ExactNumber(b.String()) {
 			return false
 		}
-		ra, okA := new(big.Rat).SetString(string(a))
-		rb, okB := new(big.Rat).SetString(string(b))
-		return okA && okB && ra.Cmp(rb) == 0
+		fa, errA := a.Float64()
+		fb, errB := b.Float64()
+		return errA == nil && errB == nil && fa == fb
 	default: // string, bool, nil
 		return a == b
 	}
-}
-
-func hugeExponent(n json.Number) bool {
-	i := strings.IndexAny(string(n), "eE")
-	if i < 0 {
-		return false
-	}
-	e, err := strconv.Atoi(string(n[i+1:]))
-	return err != nil || e > 400 || e < -400
 }
 
 // Results extracts the objects of a lookup response: the array at

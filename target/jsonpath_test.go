@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"settle/ledger"
 )
 
 func TestInjectFields(t *testing.T) {
@@ -23,11 +25,11 @@ func TestInjectFields(t *testing.T) {
 		{"numbers kept exact, HTML not escaped", `{"amount":12345678901234567890.10,"note":"<&>"}`, map[string]string{"ref": "r"},
 			`{"amount":12345678901234567890.10,"note":"<&>","ref":"r"}`, ""},
 		{"no fields", `{"a":1}`, nil, `{"a":1}`, ""},
-		{"conflicting value", `{"metadata":{"settle_ref":"other"}}`, map[string]string{"metadata.settle_ref": "r1"}, "", "inject fields: metadata.settle_ref already holds a different value"},
-		{"same text but not a string", `{"ref":1}`, map[string]string{"ref": "1"}, "", "inject fields: ref already holds a different value"},
-		{"crosses a string", `{"metadata":"x"}`, map[string]string{"metadata.settle_ref": "r1"}, "", "inject fields: metadata.settle_ref: metadata is not an object"},
-		{"crosses an array", `{"a":{"b":[1]}}`, map[string]string{"a.b.c": "r1"}, "", "inject fields: a.b.c: a.b is not an object"},
-		{"paths collide", `{}`, map[string]string{"a": "x", "a.b": "y"}, "", "inject fields: a.b: a is not an object"},
+		{"conflicting value", `{"metadata":{"settle_ref":"other"}}`, map[string]string{"metadata.settle_ref": "r1"}, "", "ledger: invalid: payload.metadata.settle_ref is already set, but settle writes its own value there; leave it out of the payload"},
+		{"same text but not a string", `{"ref":1}`, map[string]string{"ref": "1"}, "", "ledger: invalid: payload.ref is already set, but settle writes its own value there; leave it out of the payload"},
+		{"crosses a string", `{"metadata":"x"}`, map[string]string{"metadata.settle_ref": "r1"}, "", "ledger: invalid: payload.metadata is a string, not an object, so settle cannot write its own value at metadata.settle_ref; send metadata as an object or leave it out"},
+		{"crosses an array", `{"a":{"b":[1]}}`, map[string]string{"a.b.c": "r1"}, "", "ledger: invalid: payload.a.b is an array, not an object, so settle cannot write its own value at a.b.c; send a.b as an object or leave it out"},
+		{"paths collide", `{}`, map[string]string{"a": "x", "a.b": "y"}, "", "ledger: invalid: payload.a is a string, not an object, so settle cannot write its own value at a.b; send a as an object or leave it out"},
 		{"payload is an array", `[1,2]`, ref, "", "inject fields: payload is not a JSON object"},
 		{"payload is null", `null`, ref, "", "inject fields: payload is not a JSON object"},
 		{"payload is not JSON", `{"a":`, ref, "", "inject fields: payload: not valid JSON"},
@@ -156,8 +158,17 @@ func TestContract_Mismatches(t *testing.T) {
 		{"missing in approved", `{"currency":"EUR","metadata":{"ref":"r1"},"items":[]}`, `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[]}`, []string{"amount"}},
 		{"null is not absent but not equal", approved, `{"amount":null,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1}]}`, []string{"amount"}},
 		{"array order matters", approved, `{"amount":1000,"currency":"EUR","metadata":{"ref":"r1"},"items":[{"sku":"a","n":1},{"sku":"b"}]}`, []string{"items"}},
-		{"identical huge exponents are equal without arithmetic", `{"amount":1e999999999}`, `{"amount":1e999999999}`, []string{"currency", "metadata.ref", "items"}},
+		// A number that an IEEE-754 double cannot hold exactly is never
+		// evidence of a match, even written identically on both sides: the
+		// approved payload can never hold one (canonicalisation refuses it),
+		// so such a remote number means something else changed it.
+		{"identical lossy numbers do not confirm", `{"amount":9007199254740993}`, `{"amount":9007199254740993}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"lossy remote number", `{"amount":9007199254740992}`, `{"amount":9007199254740993}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"remote number rounding to the approved double", `{"amount":0.1}`, `{"amount":0.1000000000000000055511151231257827}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"exact big integers by value", `{"amount":9007199254740992}`, `{"amount":9.007199254740992e15}`, []string{"currency", "metadata.ref", "items"}},
+		{"identical huge exponents do not confirm", `{"amount":1e999999999}`, `{"amount":1e999999999}`, []string{"amount", "currency", "metadata.ref", "items"}},
 		{"huge exponents are never compared by value", `{"amount":1e999999999}`, `{"amount":10e999999998}`, []string{"amount", "currency", "metadata.ref", "items"}},
+		{"underflow does not confirm zero", `{"amount":0}`, `{"amount":1e-400}`, []string{"amount", "currency", "metadata.ref", "items"}},
 		{"remote not JSON", approved, `oops`, []string{"amount", "currency", "metadata.ref", "items"}},
 		{"remote not an object", approved, `[1]`, []string{"amount", "currency", "metadata.ref", "items"}},
 	}
@@ -217,5 +228,37 @@ func TestContract_Results(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A payload that clashes with the fields the contract has settle write is
+// the client's to fix: EInvalid naming the field, the clash and the
+// contract's key, never quoting the payload's value.
+func TestContract_BindClash(t *testing.T) {
+	c := parseOne(t, `    reference_field: metadata.settle_ref
+    tenant_field: account.tenant
+    response: {id_field: id, match: [amount, metadata.settle_ref, account.tenant]}
+`, "response")
+	for payload, want := range map[string]string{
+		`{"metadata":{"settle_ref":"mine"}}`: "payload.metadata.settle_ref is already set, but settle writes the operation's reference (target t1, reference_field) there",
+		`{"account":{"tenant":"globex"}}`:    "payload.account.tenant is already set, but settle writes the tenant (target t1, tenant_field) there",
+		`{"metadata":"secret note"}`:         "payload.metadata is a string, not an object, so settle cannot write the operation's reference (target t1, reference_field) at metadata.settle_ref",
+		`{"account":[1]}`:                    "payload.account is an array, not an object",
+		`{"account":true}`:                   "payload.account is a boolean, not an object",
+	} {
+		_, err := c.Bind([]byte(payload), "key-1", "acme")
+		msg := ledger.ErrorMessage(err)
+		if ledger.ErrorCode(err) != ledger.EInvalid || !strings.HasPrefix(msg, want) {
+			t.Errorf("Bind(%s) = %v, want invalid starting %q", payload, err, want)
+		}
+		for _, leak := range []string{"mine", "globex", "secret"} {
+			if strings.Contains(msg, leak) {
+				t.Errorf("message %q quotes the payload", msg)
+			}
+		}
+	}
+	got, err := c.Bind([]byte(`{"amount":1,"metadata":{"settle_ref":"key-1"}}`), "key-1", "acme")
+	if err != nil || string(got) != `{"account":{"tenant":"acme"},"amount":1,"metadata":{"settle_ref":"key-1"}}` {
+		t.Fatalf("Bind with the same reference already set: %s, %v", got, err)
 	}
 }

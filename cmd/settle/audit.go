@@ -80,24 +80,24 @@ func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // failed lookup.
 func printReport(w io.Writer, rep reconciler.Report) {
 	if rep.Skipped != "" {
-		fmt.Fprintf(w, "audit %s: skipped: %s\n", rep.Target, rep.Skipped)
+		fmt.Fprintf(w, "audit %s: skipped: %s\n", shown(rep.Target), shown(rep.Skipped))
 		return
 	}
 	fmt.Fprintf(w, "audit %s: %d checked, %d duplicates, %d losses, %d lookups failed, %d too recent to judge a loss; %d new findings\n",
-		rep.Target, rep.Checked, rep.Duplicates, rep.Losses, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
+		shown(rep.Target), rep.Checked, rep.Duplicates, rep.Losses, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
 	for _, f := range rep.Findings {
-		ids := strings.Join(f.RemoteIDs, ",")
-		if ids == "" {
-			ids = "-"
+		ids := make([]string, len(f.RemoteIDs))
+		for i, id := range f.RemoteIDs {
+			ids[i] = shown(id)
 		}
 		state := "already open"
 		if f.New {
 			state = "new"
 		}
 		fmt.Fprintf(w, "%s tenant=%s operation=%s remote_ref=%s remote_ids=%s (%s)\n",
-			f.Kind, f.Tenant, f.OperationID, f.RemoteRef, ids, state)
+			shown(string(f.Kind)), shown(f.Tenant), shown(f.OperationID), dash(f.RemoteRef), dash(strings.Join(ids, ",")), state)
 	}
 	for _, lf := range rep.LookupFailures {
-		fmt.Fprintf(w, "lookup failed tenant=%s operation=%s: %s\n", lf.Tenant, lf.OperationID, lf.Reason)
+		fmt.Fprintf(w, "lookup failed tenant=%s operation=%s: %s\n", shown(lf.Tenant), shown(lf.OperationID), shown(lf.Reason))
 	}
 }

@@ -86,7 +86,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, c.URL)
+		fmt.Fprintln(stdout, shown(c.URL))
 	case "remove":
 		if err := cs.RemoveCallback(ctx, *tenant); err != nil {
 			return err

@@ -70,13 +70,13 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, r.OperationID, r.To, r.ProposedBy)
+		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID), shown(string(r.To)), shown(r.ProposedBy))
 	case "approve":
 		op, err := store.Approve(ctx, *tenant, id, *by)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "approved %d: operation %s is %s\n", id, op.ID, op.State)
+		fmt.Fprintf(stdout, "approved %d: operation %s is %s\n", id, shown(op.ID), shown(string(op.State)))
 	case "reject":
 		if err := store.Reject(ctx, *tenant, id, *by, *reason); err != nil {
 			return err
@@ -101,15 +101,15 @@ func listEscalations(ctx context.Context, store store, tenant string, all bool, 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ESCALATED OPERATION\tTARGET\tSINCE\tREASON")
 	for _, op := range page.Operations {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", op.ID, op.Target, op.UpdatedAt.Format(time.RFC3339), op.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shown(op.ID), shown(op.Target), op.UpdatedAt.Format(time.RFC3339), dash(op.Reason))
 	}
 	fmt.Fprintln(tw, "\nPROPOSAL\tOPERATION\tTO\tREMOTE REF\tBY\tDECISION")
 	for _, r := range rs {
 		decision := "open"
 		if r.Decision != "" {
-			decision = fmt.Sprintf("%s by %s %s", r.Decision, r.DecidedBy, r.DecisionWhy)
+			decision = fmt.Sprintf("%s by %s %s", shown(r.Decision), shown(r.DecidedBy), shown(r.DecisionWhy))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.OperationID, r.To, dash(r.RemoteRef), r.ProposedBy, decision)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, shown(r.OperationID), shown(string(r.To)), dash(r.RemoteRef), shown(r.ProposedBy), decision)
 	}
 	return tw.Flush()
 }

@@ -49,7 +49,7 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return writeFiguresCSV(stdout, f)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "tenant %s since %s\n\n", f.Tenant, f.Since.Format(time.RFC3339))
+	fmt.Fprintf(tw, "tenant %s since %s\n\n", shown(f.Tenant), f.Since.Format(time.RFC3339))
 	fmt.Fprintln(tw, "TARGET\tUNKNOWN ENTRIES\tBUSIEST DAY\tRESOLVED\tMEDIAN\tWORST\tESCALATED")
 	for _, t := range f.Targets {
 		total, day, most := 0, "-", 0
@@ -59,7 +59,7 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				day, most = d, n
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%d\n", t.Target, total, day, t.Resolved,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%d\n", shown(t.Target), total, day, t.Resolved,
 			t.Median.Round(time.Second), t.Worst.Round(time.Second), t.Escalated)
 	}
 	oldest := "-"
@@ -104,7 +104,9 @@ func tenantFigures(ctx context.Context, s store, tenant string, since time.Time)
 
 func writeFiguresCSV(w io.Writer, f ledger.TenantFigures) error {
 	cw := csv.NewWriter(w)
-	row := func(target, metric, value string) { _ = cw.Write([]string{f.Tenant, target, metric, value}) }
+	row := func(target, metric, value string) {
+		_ = cw.Write([]string{shown(f.Tenant), shown(target), metric, value})
+	}
 	row("", "since", f.Since.Format(time.RFC3339))
 	for _, t := range f.Targets {
 		days := make([]string, 0, len(t.UnknownPerDay))

@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c := ledger.ErrorCode(err); c != ledger.EInternal {
 			msg = ledger.ErrorMessage(err) // a domain error: its message says it all
 		}
-		fmt.Fprintf(stderr, "settle %s: %s\n", args[0], msg)
+		fmt.Fprintf(stderr, "settle %s: %s\n", shown(args[0]), shown(msg))
 		return 1
 	}
 	return 0

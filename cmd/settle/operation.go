@@ -74,9 +74,9 @@ func printOperation(w io.Writer, op ledger.Operation, evs []ledger.Event) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, row := range [][2]string{
-		{"operation", op.ID}, {"tenant", op.Tenant}, {"target", op.Target}, {"type", op.Type},
-		{"intent_ref", op.IntentRef}, {"state", fmt.Sprintf("%s (%s)", op.State, op.State.Plain(""))},
-		{"reason", dash(op.Reason)}, {"remote_key", op.RemoteKey}, {"remote_ref", dash(op.RemoteRef)},
+		{"operation", shown(op.ID)}, {"tenant", shown(op.Tenant)}, {"target", shown(op.Target)}, {"type", shown(op.Type)},
+		{"intent_ref", shown(op.IntentRef)}, {"state", fmt.Sprintf("%s (%s)", shown(string(op.State)), op.State.Plain(""))},
+		{"reason", dash(op.Reason)}, {"remote_key", shown(op.RemoteKey)}, {"remote_ref", dash(op.RemoteRef)},
 		{"payload_sha256", hex.EncodeToString(op.PayloadHash)}, {"fence", fmt.Sprint(op.Fence)},
 		{"attempts", fmt.Sprint(op.Attempts)}, {"created", op.CreatedAt.Format(time.RFC3339)},
 		{"last_sent", t(op.LastSentAt)}, {"retry_window_end", op.RetryWindowEnd.Format(time.RFC3339)},
@@ -90,7 +90,7 @@ func printOperation(w io.Writer, op ledger.Operation, evs []ledger.Event) {
 	fmt.Fprintln(tw, "AT\tFROM\tTO\tFENCE\tACTOR\tREASON\tEVIDENCE")
 	for _, e := range evs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.At.Format(time.RFC3339Nano), dash(string(e.From)),
-			e.To, e.Fence, e.Actor, dash(e.Reason), e.Evidence)
+			shown(string(e.To)), e.Fence, shown(e.Actor), dash(e.Reason), shown(string(e.Evidence)))
 	}
 	_ = tw.Flush()
 }

@@ -66,7 +66,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := store.CreateToken(ctx, t); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "created %s for tenant %s; the token is shown only once\n", t.ID, t.Tenant)
+		fmt.Fprintf(stderr, "created %s for tenant %s; the token is shown only once\n", shown(t.ID), shown(t.Tenant))
 		fmt.Fprintln(stdout, secret)
 	case "list":
 		tokens, err := store.ListTokens(ctx)
@@ -80,14 +80,14 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if t.RevokedAt != nil {
 				revoked = t.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Tenant, t.CreatedAt.Format(time.RFC3339), revoked)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", shown(t.ID), shown(t.Tenant), t.CreatedAt.Format(time.RFC3339), revoked)
 		}
 		return w.Flush()
 	case "revoke":
 		if err := store.RevokeToken(ctx, pos[0], time.Now()); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked %s\n", pos[0])
+		fmt.Fprintf(stdout, "revoked %s\n", shown(pos[0]))
 	}
 	return nil
 }

@@ -132,6 +132,33 @@ func testCreate(t *testing.T, h Harness) {
 		wantCode(t, err, ledger.EPayloadConflict)
 	})
 
+	// Amounts are never changed: RFC 8785 holds numbers as doubles, so a
+	// number a double cannot hold exactly is refused, not rounded, and a
+	// retry that differs from the stored amount only beyond a double's
+	// precision is not taken for the same request.
+	t.Run("InexactNumber", func(t *testing.T) {
+		f := setup(t, h)
+		n := f.newOp("acme")
+		n.Payload = []byte(`{"amount":9007199254740993,"currency":"EUR"}`)
+		_, created, err := f.store.Create(f.ctx, n)
+		wantCode(t, err, ledger.EInvalid)
+		if created || !strings.Contains(ledger.ErrorMessage(err), "payload.amount") {
+			t.Fatalf("created=%v, message %q must name payload.amount", created, ledger.ErrorMessage(err))
+		}
+		n.Payload = []byte(`{"amount":9007199254740992,"currency":"EUR"}`)
+		first, created, err := f.store.Create(f.ctx, n)
+		if err != nil || !created || !strings.Contains(string(first.Payload), "9007199254740992") {
+			t.Fatalf("exact amount: created=%v err=%v", created, err)
+		}
+		n.Payload = []byte(`{"amount":9007199254740993,"currency":"EUR"}`)
+		again, created, err := f.store.Create(f.ctx, n)
+		wantCode(t, err, ledger.EInvalid)
+		if created || again.ID == first.ID {
+			t.Fatal("a retry with another amount was taken for the stored operation")
+		}
+		sameOp(t, first, f.get(first))
+	})
+
 	t.Run("SameIntentOtherTarget", func(t *testing.T) {
 		f := setup(t, h)
 		n := f.newOp("acme")
@@ -208,6 +235,45 @@ func testCreate(t *testing.T, h Harness) {
 			t.Fatalf("invalid creations left %d operations (%v)", len(ops), err)
 		}
 	})
+
+	// References are text a person can read: valid UTF-8 in NFC, with no
+	// control, format or separator characters, limits in characters.
+	t.Run("ReferenceText", func(t *testing.T) {
+		f := setup(t, h)
+		for name, mutate := range map[string]func(*ledger.NewOperation){
+			"IntentTooManyCharacters": func(n *ledger.NewOperation) { n.IntentRef = strings.Repeat("é", 257) },
+			"IntentNotUTF8":           func(n *ledger.NewOperation) { n.IntentRef = "approval-\xff" },
+			"IntentNotNFC":            func(n *ledger.NewOperation) { n.IntentRef = "cafe\u0301" },
+			"IntentNewline":           func(n *ledger.NewOperation) { n.IntentRef = "approval-1\nforged line" },
+			"IntentTerminalEscape":    func(n *ledger.NewOperation) { n.IntentRef = "\x1b[31mapproval" },
+			"IntentNUL":               func(n *ledger.NewOperation) { n.IntentRef = "approval\x00" },
+			"IntentFormatCharacter":   func(n *ledger.NewOperation) { n.IntentRef = "appro\u200bval" },
+			"IntentBidiOverride":      func(n *ledger.NewOperation) { n.IntentRef = "approval-\u202e1" },
+			"IntentLineSeparator":     func(n *ledger.NewOperation) { n.IntentRef = "approval\u2028x" },
+			"TypeNewline":             func(n *ledger.NewOperation) { n.Type = "charge\n" },
+			"TypeTooLong":             func(n *ledger.NewOperation) { n.Type = strings.Repeat("c", 129) },
+		} {
+			t.Run(name, func(t *testing.T) {
+				n := f.newOp("acme")
+				mutate(&n)
+				_, created, err := f.store.Create(f.ctx, n)
+				wantCode(t, err, ledger.EInvalid)
+				if created {
+					t.Fatal("created")
+				}
+			})
+		}
+		// Limits count characters, not bytes: 256 two-byte characters fit.
+		n := f.newOp("acme")
+		n.IntentRef = strings.Repeat("é", 256)
+		op, created, err := f.store.Create(f.ctx, n)
+		if err != nil || !created || op.IntentRef != n.IntentRef {
+			t.Fatalf("256-character intent_ref: created=%v err=%v", created, err)
+		}
+		if ops, err := f.store.ClaimBatch(f.ctx, 100, time.Minute); err != nil || len(ops) != 1 || ops[0].ID != op.ID {
+			t.Fatalf("invalid creations left %d operations besides the valid one (%v)", len(ops)-1, err)
+		}
+	})
 }
 
 func testRead(t *testing.T, h Harness) {
@@ -253,5 +319,39 @@ func testRead(t *testing.T, h Harness) {
 			t.Fatal("found something for an unknown reference")
 		}
 		_ = other
+	})
+
+	// Both stores answer alike: an id in upper or mixed case names the same
+	// operation (PostgreSQL's uuid type reads it, SQLite compares text);
+	// other spellings of a UUID name none on either; lookup text that no
+	// reference can hold is refused, not sent to the database.
+	t.Run("NormalisedIds", func(t *testing.T) {
+		f := setup(t, h)
+		op := f.create("acme")
+		for _, id := range []string{strings.ToUpper(op.ID), strings.ToUpper(op.ID[:8]) + op.ID[8:]} {
+			got, err := f.store.Get(f.ctx, "acme", id)
+			if err != nil || got.ID != op.ID {
+				t.Fatalf("Get(%s) = %q, %v; want %s", id, got.ID, err, op.ID)
+			}
+			if evs, err := f.store.Events(f.ctx, "acme", id); err != nil || len(evs) != 1 || evs[0].OperationID != op.ID {
+				t.Fatalf("Events(%s) = %d events, %v", id, len(evs), err)
+			}
+			if ops, err := f.store.Find(f.ctx, "acme", id); err != nil || len(ops) != 1 || ops[0].ID != op.ID {
+				t.Fatalf("Find(%s) = %d operations, %v", id, len(ops), err)
+			}
+		}
+		if ops, err := f.store.Find(f.ctx, "acme", strings.ToUpper(op.RemoteKey)); err != nil || len(ops) != 1 {
+			t.Fatalf("Find(upper-case remote key) = %d operations, %v", len(ops), err)
+		}
+		for _, id := range []string{"{" + op.ID + "}", "urn:uuid:" + op.ID, strings.ReplaceAll(op.ID, "-", ""), "\x00", "\xff"} {
+			_, err := f.store.Get(f.ctx, "acme", id)
+			wantCode(t, err, ledger.ENotFound)
+			_, err = f.store.Events(f.ctx, "acme", id)
+			wantCode(t, err, ledger.ENotFound)
+		}
+		for _, ref := range []string{"approval\x00", "\xff", strings.Repeat("x", ledger.MaxIntentRef+1)} {
+			_, err := f.store.Find(f.ctx, "acme", ref)
+			wantCode(t, err, ledger.EInvalid)
+		}
 	})
 }

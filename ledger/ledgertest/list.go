@@ -1,7 +1,10 @@
 package ledgertest
 
 import (
+	"encoding/base64"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +69,14 @@ func testList(t *testing.T, h Harness) {
 		if len(page.Operations) != 1 || page.Operations[0].ID != b.ID {
 			t.Fatalf("by state: %d", len(page.Operations))
 		}
+		// A cursor naming its operation in upper case is the same cursor.
+		upper := cursor(strconv.FormatInt(b.CreatedAt.UnixMicro(), 10) + "/" + strings.ToUpper(b.ID))
+		lower := cursor(strconv.FormatInt(b.CreatedAt.UnixMicro(), 10) + "/" + b.ID)
+		pu, errU := f.store.List(f.ctx, ledger.ListFilter{Tenant: "acme", Cursor: upper})
+		pl, errL := f.store.List(f.ctx, ledger.ListFilter{Tenant: "acme", Cursor: lower})
+		if errU != nil || errL != nil || len(pu.Operations) != len(pl.Operations) {
+			t.Fatalf("upper-case cursor: %d operations (%v), lower-case: %d (%v)", len(pu.Operations), errU, len(pl.Operations), errL)
+		}
 		page, _ = f.store.List(f.ctx, ledger.ListFilter{Tenant: "globex"})
 		if len(page.Operations) != 0 {
 			t.Fatal("listed another tenant's operations")
@@ -74,6 +85,12 @@ func testList(t *testing.T, h Harness) {
 			"Limit":  {Tenant: "acme", Limit: 501},
 			"State":  {Tenant: "acme", State: "DONE"},
 			"Cursor": {Tenant: "acme", Cursor: "not-a-cursor"},
+			// Both stores refuse alike what only one could answer.
+			"IntentNUL":          {Tenant: "acme", IntentRef: "a\x00"},
+			"IntentInvalidUTF8":  {Tenant: "acme", IntentRef: "a\xff"},
+			"CursorBracedId":     {Tenant: "acme", Cursor: cursor("1/{" + a.ID + "}")},
+			"CursorHugeTime":     {Tenant: "acme", Cursor: cursor("9223372036854775807/" + a.ID)},
+			"CursorNegativeTime": {Tenant: "acme", Cursor: cursor("-1/" + a.ID)},
 		} {
 			if _, err := f.store.List(f.ctx, bad); ledger.ErrorCode(err) != ledger.EInvalid {
 				t.Fatalf("%s: %v", name, err)
@@ -121,3 +138,6 @@ func testTokens(t *testing.T, h Harness) {
 		t.Fatalf("list: %+v, %v", list, err)
 	}
 }
+
+// cursor encodes a keyset position as ledger.NextPage does.
+func cursor(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }

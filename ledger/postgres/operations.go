@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
@@ -150,7 +149,8 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (ledger.Operation, e
 }
 
 func get(ctx context.Context, q querier, tenant, id string) (ledger.Operation, error) {
-	if uuid.Validate(id) != nil {
+	id, ok := ledger.ParseID(id)
+	if !ok {
 		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
 	}
 	op, err := scanOperation(q.QueryRow(ctx, `SELECT `+cols+` FROM operation_ledger
@@ -183,9 +183,12 @@ func getByIntent(ctx context.Context, q querier, tenant, opType, intentRef strin
 
 // Find implements ledger.Store. Each branch is an index look-up.
 func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operation, error) {
+	if err := ledger.CheckFilterText("reference", ref); err != nil {
+		return nil, err
+	}
 	var id *string
-	if uuid.Validate(ref) == nil {
-		id = &ref
+	if canonical, ok := ledger.ParseID(ref); ok {
+		id = &canonical
 	}
 	ops, err := collect(s.pool.Query(ctx, `
 		SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND intent_ref = $2
@@ -201,7 +204,8 @@ func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operatio
 
 // Events implements ledger.Store.
 func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
-	if uuid.Validate(id) != nil {
+	id, ok := ledger.ParseID(id)
+	if !ok {
 		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
 	}
 	rows, err := s.pool.Query(ctx, `SELECT event_id, tenant_id, operation_id::text,

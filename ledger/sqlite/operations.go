@@ -163,6 +163,10 @@ func (s *Store) Get(ctx context.Context, tenant, id string) (ledger.Operation, e
 }
 
 func get(ctx context.Context, q querier, tenant, id string) (ledger.Operation, error) {
+	id, ok := ledger.ParseID(id)
+	if !ok {
+		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
 	op, err := scanOperation(q.QueryRowContext(ctx, `SELECT `+cols+` FROM operation_ledger
 		WHERE tenant_id = ? AND operation_id = ?`, tenant, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -193,12 +197,16 @@ func getByIntent(ctx context.Context, q querier, tenant, opType, intentRef strin
 
 // Find implements ledger.Store.
 func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operation, error) {
+	if err := ledger.CheckFilterText("reference", ref); err != nil {
+		return nil, err
+	}
+	id, _ := ledger.ParseID(ref) // "" matches no id
 	ops, err := collect(s.r.QueryContext(ctx, `
 		SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND intent_ref = ?2
 		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND remote_ref = ?2
-		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND operation_id = ?2
-		UNION SELECT `+cols+` FROM operation_ledger WHERE remote_key = ?2 AND tenant_id = ?1
-		ORDER BY created_at DESC LIMIT 50`, tenant, ref))
+		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND operation_id = ?3
+		UNION SELECT `+cols+` FROM operation_ledger WHERE remote_key = ?3 AND tenant_id = ?1
+		ORDER BY created_at DESC LIMIT 50`, tenant, ref, id))
 	if err != nil {
 		return nil, fmt.Errorf("find: %w", err)
 	}
@@ -207,6 +215,10 @@ func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operatio
 
 // Events implements ledger.Store.
 func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
+	id, ok := ledger.ParseID(id)
+	if !ok {
+		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT event_id, tenant_id, operation_id,
 		coalesce(from_state, ''), to_state, fence_token, actor, reason, evidence, at
 		FROM operation_events WHERE tenant_id = ? AND operation_id = ? ORDER BY event_id`, tenant, id)

@@ -1,0 +1,45 @@
+package ledger
+
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Length limits of the references a client supplies, in characters
+// (Unicode code points), not bytes.
+const (
+	MaxIntentRef     = 256
+	MaxOperationType = 128
+)
+
+// CheckText validates a reference that people read in the console, the CLI
+// and logs: valid UTF-8, in Unicode normalization form C (so that one
+// reference has one spelling and one byte form in the unique index), with
+// no control (Cc), format (Cf) or line/paragraph separator (Zl, Zp)
+// characters — no newline, terminal escape, NUL, zero-width or bidi
+// override — and 1 to max characters. The error is EInvalid naming field.
+func CheckText(field, s string, max int) error {
+	switch {
+	case s == "":
+		return Errorf(EInvalid, "%s must be 1-%d characters", field, max)
+	case !utf8.ValidString(s):
+		return Errorf(EInvalid, "%s must be valid UTF-8 text", field)
+	case utf8.RuneCountInString(s) > max:
+		return Errorf(EInvalid, "%s must be at most %d characters", field, max)
+	}
+	for _, r := range s {
+		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return Errorf(EInvalid, "%s must not contain control or format characters (found %s)", field, runeName(r))
+		}
+	}
+	if !norm.NFC.IsNormalString(s) {
+		return Errorf(EInvalid, "%s must be in Unicode normalization form C (NFC); normalise it before sending", field)
+	}
+	return nil
+}
+
+// runeName is U+XXXX: safe to show whatever the character does.
+func runeName(r rune) string { return fmt.Sprintf("U+%04X", r) }
