@@ -150,6 +150,13 @@ func (d *apiDoc) check(req *http.Request, reqBody []byte, status int, header htt
 		// a body with trailing data is no JSON document.
 		reqErr = fmt.Errorf("the body is not one JSON value")
 	}
+	if reqErr == nil && len(reqBody) > 0 && isJSON(req.Header.Get("Content-Type")) {
+		// kin-openapi keeps the last of two same-named fields; the
+		// document's objects have each field once.
+		if name, dup := duplicateField(reqBody); dup {
+			reqErr = fmt.Errorf("field %q appears twice", name)
+		}
+	}
 	switch {
 	case reqErr != nil && status < 400:
 		return fmt.Errorf("the server answered %d to a request the document forbids (%v): %s", status, reqErr, respBody)
@@ -165,6 +172,31 @@ func (d *apiDoc) check(req *http.Request, reqBody []byte, status int, header htt
 	d.seen[route.Operation.OperationID+" "+strconv.Itoa(status)] = true
 	d.mu.Unlock()
 	return nil
+}
+
+// duplicateField reports a top-level field named twice in a JSON object.
+func duplicateField(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 func isJSON(contentType string) bool {
