@@ -101,7 +101,7 @@ func New(cfg Config) *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(middleware.RequestID())
+	e.Use(requestID)
 	e.Use(requestLog(s.log))
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")
