@@ -49,6 +49,9 @@ type Config struct {
 	// Metrics is served at /metrics (Prometheus text format); nil serves
 	// an empty registry.
 	Metrics *prometheus.Registry
+	// MetricsElsewhere leaves /metrics out of this handler: the caller
+	// serves Metrics(reg) on a listener of its own.
+	MetricsElsewhere bool
 
 	// Webhooks: the contracts name each target's signing scheme, the
 	// secrets (read from the environment at start-up) verify deliveries,
@@ -95,6 +98,7 @@ func New(cfg Config) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	e.Use(headers)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			s.log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack))
@@ -121,7 +125,9 @@ func New(cfg Config) *echo.Echo {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	if !cfg.MetricsElsewhere {
+		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	}
 	if s.contracts != nil && s.inbox != nil {
 		s.webhookCount = newWebhookCounter(reg)
 		e.POST("/webhooks/:target", s.receiveWebhook)
