@@ -33,6 +33,7 @@ type serveConfig struct {
 	lease                              time.Duration
 	workers                            int
 	metricsAddr                        string
+	limits                             web.ServerLimits
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -59,7 +60,11 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
+	httpFlags(fs, &c.limits)
 	if err := parse(fs, args, stdout, stderr); err != nil {
+		return c, err
+	}
+	if err := checkHTTPFlags(c.limits, stderr); err != nil {
 		return c, err
 	}
 	switch {
@@ -115,13 +120,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store})
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	limits, err := fitConns(cfg.limits, log)
+	if err != nil {
+		return err
+	}
+	srv := web.NewHTTPServer(e, limits)
+	srv.SetErrorLog(log)
+	srv.Register(reg, "main")
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	servers := []*http.Server{srv}
+	servers := []*web.HTTPServer{srv}
 	where := ""
 	if metricsLn != nil {
-		msrv := &http.Server{Handler: web.Metrics(reg), ReadHeaderTimeout: 10 * time.Second}
+		limits.MaxConns = metricsConns
+		msrv := web.NewHTTPServer(web.Metrics(reg), limits)
+		msrv.SetErrorLog(log)
+		msrv.Register(reg, "metrics")
 		go func() { errc <- msrv.Serve(metricsLn) }()
 		servers = append(servers, msrv)
 		where = fmt.Sprintf("metrics: http://%s/metrics; ", metricsLn.Addr())
