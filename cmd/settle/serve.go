@@ -34,6 +34,7 @@ type serveConfig struct {
 	workers                            int
 	metricsAddr                        string
 	limits                             web.ServerLimits
+	api                                apiLimits
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -61,10 +62,14 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
 	httpFlags(fs, &c.limits)
+	apiFlags(fs, &c.api)
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return c, err
 	}
 	if err := checkHTTPFlags(c.limits, stderr); err != nil {
+		return c, err
+	}
+	if err := checkAPIFlags(c.api, stderr); err != nil {
 		return c, err
 	}
 	switch {
@@ -119,6 +124,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
+		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store})
 	limits, err := fitConns(cfg.limits, log)
 	if err != nil {

@@ -83,3 +83,42 @@ func fitConns(l web.ServerLimits, log *slog.Logger) (web.ServerLimits, error) {
 	l.MaxConns = room
 	return l, nil
 }
+
+// apiLimits are the client API's limits as settle serve takes them.
+type apiLimits struct {
+	rate       float64 // per token per second; 0: unlimited
+	burst      int
+	maxCreates int
+}
+
+// rateLimit is rate as web.Config wants it (negative: unlimited).
+func (a apiLimits) rateLimit() float64 {
+	if a.rate == 0 {
+		return -1
+	}
+	return a.rate
+}
+
+func apiFlags(fs *flag.FlagSet, a *apiLimits) {
+	fs.Float64Var(&a.rate, "rate-limit", web.DefaultRateLimit,
+		"API requests per second each API token may send on average (429 beyond); 0: unlimited")
+	fs.IntVar(&a.burst, "rate-burst", web.DefaultRateBurst, "API requests each API token may send at once")
+	fs.IntVar(&a.maxCreates, "max-creates", web.DefaultMaxCreates,
+		fmt.Sprintf("creates in progress in this replica; one more waits %s for a slot, then gets 503", web.DefaultCreateWait))
+}
+
+func checkAPIFlags(a apiLimits, stderr io.Writer) error {
+	var msg string
+	switch {
+	case a.rate < 0:
+		msg = fmt.Sprintf("--rate-limit must be a number of requests per second, 0 for none, got %v", a.rate)
+	case a.burst < 1:
+		msg = fmt.Sprintf("--rate-burst must be at least 1, got %d", a.burst)
+	case a.maxCreates < 1:
+		msg = fmt.Sprintf("--max-creates must be at least 1, got %d", a.maxCreates)
+	default:
+		return nil
+	}
+	fmt.Fprintln(stderr, "settle serve: "+msg)
+	return errUsage
+}

@@ -98,12 +98,55 @@ func TestServe_HTTPLimitFlags(t *testing.T) {
 		{"--read-timeout", "1m", "--write-timeout", "30s"},
 		{"--max-header-bytes", "100"},
 		{"--max-conns", "0"},
+		{"--rate-limit", "-1"},
+		{"--rate-burst", "0"},
+		{"--max-creates", "0"},
 	} {
 		code, stdout, stderr := runIn(t, t.TempDir(), []string{"DATABASE_URL="},
 			append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 		flag := strings.TrimPrefix(args[len(args)-2], "--")
 		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, flag) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line about --%s", args, code, stdout, stderr, flag)
+		}
+	}
+}
+
+// --rate-limit and --rate-burst: a token past its burst gets 429 with
+// Retry-After; --rate-limit 0 switches the limit off.
+func TestServe_RateLimitFlags(t *testing.T) {
+	t.Parallel()
+	get := func(base, token string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/operations", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for _, c := range []struct {
+		args    []string
+		limited bool
+	}{
+		{[]string{"--rate-limit", "0.1", "--rate-burst", "2"}, true},
+		{[]string{"--rate-limit", "0", "--rate-burst", "2"}, false},
+	} {
+		dir := t.TempDir()
+		db := "sqlite:" + filepath.Join(dir, "settle.db")
+		base := start(t, dir, nil, append([]string{"--database-url", db}, c.args...)...)
+		token := newToken(t, db)
+		for i := range 2 {
+			if r := get(base, token); r.StatusCode != http.StatusOK {
+				t.Fatalf("%v: request %d: %d", c.args, i, r.StatusCode)
+			}
+		}
+		r := get(base, token)
+		switch {
+		case c.limited && (r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") != "10"):
+			t.Fatalf("%v: third request %d, Retry-After %q; want 429 after 10s", c.args, r.StatusCode, r.Header.Get("Retry-After"))
+		case !c.limited && r.StatusCode != http.StatusOK:
+			t.Fatalf("%v: third request %d; want 200", c.args, r.StatusCode)
 		}
 	}
 }
