@@ -10,6 +10,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Summary", func(t *testing.T) { testSummary(t, h) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, h) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, h) })
+	t.Run("InboxFailures", func(t *testing.T) { testInboxFailures(t, h) })
 	t.Run("Audit", func(t *testing.T) { RunAudit(t, h) })
 	t.Run("Callbacks", func(t *testing.T) { RunCallbacks(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
