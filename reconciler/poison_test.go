@@ -19,7 +19,8 @@ import (
 // A delivery the store cannot hold as text — "\u0000" in its settle
 // reference, which PostgreSQL refuses in text columns and SQLite would
 // store raw — is quarantined at once with the reference escaped for a
-// reader, and the processor goes on to the next delivery.
+// reader, and the processor goes on to the next delivery. Control
+// characters and overlong values are treated alike.
 func TestInbox_UnstorableReferenceQuarantined(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		r := newHookRig(t, h, sim.Config{Class: "D"})
@@ -30,10 +31,21 @@ func TestInbox_UnstorableReferenceQuarantined(t *testing.T) {
 		if s := r.post("evt_next", chargeObject("ch_next", "6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11", "acme", 5, "succeeded")); s != http.StatusOK {
 			t.Fatalf("next delivery: %d", s)
 		}
-		r.runUntil("both quarantined", 5*time.Second, func() bool { return len(r.quarantined()) == 2 }, r.processor())
+		// A line break and a bidi override in the event id, an overlong
+		// reference: stored, but never as they came.
+		r.post("evt_\n\u202e", chargeObject("ch_ctl", "6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11", "acme", 5, "succeeded"))
+		r.post("evt_long", chargeObject("ch_long", strings.Repeat("r", 300), "acme", 5, "succeeded"))
+		r.runUntil("all quarantined", 5*time.Second, func() bool { return len(r.quarantined()) == 4 }, r.processor())
 		byEvent := map[string]ledger.QuarantineItem{}
 		for _, q := range r.quarantined() {
 			byEvent[q.EventID] = q
+		}
+		if q, ok := byEvent[`"evt_\n\u202e"`]; !ok || !strings.Contains(q.Reason, "event id is not plain text") {
+			t.Fatalf("control characters in the event id: %+v", r.quarantined())
+		}
+		if q := byEvent["evt_long"]; !strings.Contains(q.Reason, "settle reference is not plain text") ||
+			!strings.HasSuffix(q.Reference, "(300 bytes)") {
+			t.Fatalf("an overlong reference: %+v", q)
 		}
 		q, ok := byEvent["evt_nul"]
 		if !ok {
