@@ -368,3 +368,35 @@ func TestHTTPServer_BusyConnsNotEvicted(t *testing.T) {
 		t.Fatal("the waiting connection was served before a slot was free")
 	}
 }
+
+// A response that is not written by WriteTimeout after the request's
+// header was read is abandoned: the client sees the connection end, not a
+// late answer, and the server's goroutine is not held by a slow reader.
+func TestHTTPServer_WriteTimeout(t *testing.T) {
+	t.Parallel()
+	limits := testLimits
+	limits.WriteTimeout = limits.ReadTimeout + 200*time.Millisecond
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(limits.WriteTimeout + 300*time.Millisecond)
+		fmt.Fprintln(w, "late")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := web.NewHTTPServer(h, limits)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	if _, err := io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: settle\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := closedWithin(t, c, start, limits.WriteTimeout+3*time.Second); got != "" {
+		t.Fatalf("a response later than the write timeout %s was delivered: %q", limits.WriteTimeout, got)
+	}
+}
