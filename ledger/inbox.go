@@ -14,6 +14,11 @@ type Delivery struct {
 	ReceivedAt time.Time
 	Attempts   int
 	Outcome    string // short summary once processed (or deferred)
+	// Failures counts failed attempts, this claim included: each claim
+	// counts one until the processor defers the delivery on purpose, so a
+	// processor that died or hung on it leaves it counted.
+	Failures  int
+	LastError string // the last failed attempt's error, "" if none was recorded
 }
 
 // QuarantineItem is an inbound event that could not be attributed safely,
@@ -42,13 +47,18 @@ type InboxStore interface {
 	// for the same target is a duplicate: nothing new is stored.
 	Receive(ctx context.Context, target string, body []byte) (id int64, duplicate bool, err error)
 	// ClaimDeliveries leases up to n due, unprocessed deliveries, oldest
-	// first; a claimed delivery is due again after lease.
+	// first, counting one attempt and one failed attempt for each; a
+	// claimed delivery is due again after lease.
 	ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Delivery, error)
 	// FinishDelivery marks a delivery processed with a short outcome and
 	// drops its body (its hash stays, so a redelivery is still a duplicate).
 	FinishDelivery(ctx context.Context, id int64, outcome string) error
-	// DeferDelivery makes a delivery due again at until.
+	// DeferDelivery makes a delivery due again at until. A deferral is not
+	// a failure: the claim's failed attempt is given back.
 	DeferDelivery(ctx context.Context, id int64, until time.Time, outcome string) error
+	// FailDelivery records the error of a failed attempt (already counted
+	// by the claim) and makes the delivery due again at until.
+	FailDelivery(ctx context.Context, id int64, until time.Time, reason string) error
 
 	// Quarantine records an item for review and returns its id.
 	Quarantine(ctx context.Context, q QuarantineItem) (int64, error)

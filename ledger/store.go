@@ -19,13 +19,18 @@ type Store interface {
 
 	// Get returns one operation of the tenant, or ENotFound.
 	Get(ctx context.Context, tenant, id string) (Operation, error)
+	// Summary is Get without the payload: Payload is nil, PayloadHash is
+	// set. The API reads operations this way, so that an answer costs the
+	// same memory whatever the payload's size.
+	Summary(ctx context.Context, tenant, id string) (Operation, error)
 	// GetByIntent returns the operation for one business intent, or ENotFound.
 	GetByIntent(ctx context.Context, tenant, opType, intentRef string) (Operation, error)
 	// Find returns the tenant's operations whose id, intent reference,
 	// remote key or remote reference equals ref (newest first, at most 50).
 	Find(ctx context.Context, tenant, ref string) ([]Operation, error)
 	// List returns one page of the tenant's operations, newest first, with
-	// keyset pagination.
+	// keyset pagination. Listed operations carry no Payload (PayloadHash is
+	// set): a page of MaxListLimit rows stays small whatever the payloads.
 	List(ctx context.Context, f ListFilter) (Page, error)
 	// Events returns the operation's event log, oldest first.
 	Events(ctx context.Context, tenant, id string) ([]Event, error)

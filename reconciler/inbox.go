@@ -32,6 +32,11 @@ type Inbox struct {
 	Tick  time.Duration // pause when idle (default 250ms)
 	Lease time.Duration // delivery and operation lease (default 30s)
 	Defer time.Duration // wait before retrying a delivery about an operation in flight (default 2s)
+	// MaxAttempts bounds the failed attempts at processing one delivery
+	// (default 10); past it the delivery is quarantined with its last
+	// error. Failed attempts are retried after Defer, doubled for each
+	// failure, at most maxRetryWait.
+	MaxAttempts int
 
 	quarantined *prometheus.CounterVec
 	processed   *prometheus.CounterVec
@@ -42,6 +47,7 @@ func (in *Inbox) init() {
 	def(&in.Tick, 250*time.Millisecond)
 	def(&in.Lease, 30*time.Second)
 	def(&in.Defer, 2*time.Second)
+	def(&in.MaxAttempts, 10)
 	if in.Now == nil {
 		in.Now = time.Now
 	}
@@ -76,8 +82,18 @@ func (in *Inbox) Run(ctx context.Context) error {
 		}
 		p.ok()
 		for _, d := range ds {
+			if d.Failures > in.MaxAttempts {
+				// The last attempt never reported back: the processor died
+				// or hung on this delivery.
+				err := in.giveUp(ctx, d, fmt.Sprintf("processing did not finish in %d attempts (the processor stopped or hung on it); last error: %s",
+					in.MaxAttempts, or(d.LastError, "none recorded")))
+				if err != nil && ctx.Err() == nil {
+					in.Log.Error("inbox: quarantine failed; the delivery is retried", "delivery_id", d.ID, "err", err)
+				}
+				continue
+			}
 			if err := in.Process(ctx, d); err != nil && ctx.Err() == nil {
-				in.Log.Error("inbox: processing failed; the delivery is retried", "delivery_id", d.ID, "err", err)
+				in.failed(ctx, d, err)
 			}
 		}
 		if len(ds) < in.Batch {
@@ -101,6 +117,14 @@ func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
 	item := ledger.QuarantineItem{EventID: eventID, Reference: ref, Tenant: tenant, RemoteID: remoteID}
 	if object == nil {
 		item.Reason = "the event carries no object"
+		return in.quarantine(ctx, d, item)
+	}
+	if bad := notPlain(item); bad != "" {
+		// Matching would put these values in queries and the event log,
+		// where a database refuses some (PostgreSQL: NUL in text) and a
+		// reader could be misled by others; they are no settle reference.
+		item.Reason = "the event's " + bad + " is not plain text (a NUL or other control character, invalid UTF-8, or over " +
+			fmt.Sprint(maxEventField) + " bytes); quarantined unmatched, shown escaped"
 		return in.quarantine(ctx, d, item)
 	}
 	ev, err := MatchEvidence(ctx, in.Store, c, object)
@@ -179,6 +203,12 @@ func (in *Inbox) finish(ctx context.Context, d ledger.Delivery, outcome string) 
 
 func (in *Inbox) quarantine(ctx context.Context, d ledger.Delivery, item ledger.QuarantineItem) error {
 	item.Target, item.DeliveryID = d.Target, d.ID
+	// What a sender wrote is stored and shown escaped unless plain, so that
+	// the store can always hold it and a reviewer can always read it.
+	for _, f := range []*string{&item.EventID, &item.Reference, &item.Tenant, &item.RemoteID} {
+		*f = ledger.PlainText(*f, maxEventField)
+	}
+	item.Reason = ledger.PlainText(item.Reason, 1000)
 	id, err := in.Inbox.Quarantine(ctx, item)
 	if err != nil {
 		return err
@@ -189,4 +219,74 @@ func (in *Inbox) quarantine(ctx context.Context, d ledger.Delivery, item ledger.
 	in.Log.Warn("inbox: event quarantined for review", "quarantine_id", id, "target", d.Target,
 		"reason", item.Reason, "event_id", item.EventID)
 	return in.Inbox.FinishDelivery(ctx, d.ID, fmt.Sprintf("quarantined as %d: %s", id, item.Reason))
+}
+
+// maxEventField bounds an event's id, reference, tenant and remote id:
+// settle's own are UUIDs and short names, providers' ids are short.
+const maxEventField = 256
+
+// maxRetryWait bounds the wait before a failed delivery is tried again.
+const maxRetryWait = 5 * time.Minute
+
+// notPlain names the first of the event's identifying values that is not
+// plain text, or "".
+func notPlain(item ledger.QuarantineItem) string {
+	for _, f := range []struct{ name, v string }{
+		{"settle reference", item.Reference}, {"tenant", item.Tenant},
+		{"event id", item.EventID}, {"remote object id", item.RemoteID},
+	} {
+		if ledger.PlainText(f.v, maxEventField) != f.v {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// failed handles an attempt that returned err. The claim has counted it
+// already; past MaxAttempts the delivery is quarantined with err, else it
+// is tried again after a backoff. When the store itself does not answer,
+// nothing is written: the delivery is not at fault, and its lease hands
+// it on.
+func (in *Inbox) failed(ctx context.Context, d ledger.Delivery, err error) {
+	in.processed.WithLabelValues(d.Target, "failed").Inc()
+	if perr := in.Store.Ping(ctx); perr != nil {
+		in.Log.Error("inbox: processing failed with the store unreachable; the delivery is retried after its lease",
+			"delivery_id", d.ID, "err", err)
+		return
+	}
+	if d.Failures >= in.MaxAttempts {
+		reason := fmt.Sprintf("processing failed %d times; last error: %s", d.Failures, err)
+		if qerr := in.giveUp(ctx, d, reason); qerr != nil && ctx.Err() == nil {
+			in.Log.Error("inbox: quarantine failed; the delivery is retried", "delivery_id", d.ID, "err", qerr)
+		}
+		return
+	}
+	wait := min(in.Defer<<min(d.Failures-1, 20), maxRetryWait)
+	in.Log.Warn("inbox: processing failed; the delivery is retried", "delivery_id", d.ID, "attempt", d.Failures,
+		"max_attempts", in.MaxAttempts, "retry_in", wait, "err", err)
+	if ferr := in.Inbox.FailDelivery(ctx, d.ID, in.Now().Add(wait), err.Error()); ferr != nil && ctx.Err() == nil {
+		in.Log.Error("inbox: recording the failure failed; the delivery is retried after its lease", "delivery_id", d.ID, "err", ferr)
+	}
+}
+
+// giveUp quarantines a delivery that processing cannot finish, with what
+// the event claims to be, so that a reviewer can find its operation.
+func (in *Inbox) giveUp(ctx context.Context, d ledger.Delivery, reason string) error {
+	item := ledger.QuarantineItem{Reason: reason}
+	if c, ok := in.Contracts.Get(d.Target); ok && c.Webhook != nil {
+		var object []byte
+		item.EventID, object = c.EventParts(d.Body)
+		item.Reference, item.Tenant = c.References(object)
+		item.RemoteID, _ = c.RemoteID(object)
+	}
+	in.Log.Warn("inbox: delivery quarantined after failed attempts", "delivery_id", d.ID, "target", d.Target,
+		"attempts", d.Failures)
+	return in.quarantine(ctx, d, item)
+}
+
+func or(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
 }

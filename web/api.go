@@ -25,8 +25,8 @@ func (s *server) routesAPI(e *echo.Echo) {
 	e.GET("/api/v1/openapi.json", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
 	})
-	api := e.Group("/api/v1", s.apiAuth)
-	api.POST("/operations", s.createOperation)
+	api := e.Group("/api/v1", s.apiAuth, s.rateLimit)
+	api.POST("/operations", s.createOperation, s.limitCreates)
 	api.GET("/operations", s.listOperations)
 	api.GET("/operations/:id", s.getOperation)
 }
@@ -48,6 +48,7 @@ func (s *server) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(tenantKey, tok.Tenant)
+		c.Set(tokenKey, tok.ID)
 		return next(c)
 	}
 }
@@ -103,6 +104,9 @@ func (s *server) createOperation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPayloadShape(req.Payload); err != nil {
+		return err
+	}
 	t, ok := s.targets.Target(req.Target)
 	if !ok {
 		return ledger.Errorf(ledger.EInvalid, "unknown target %q", req.Target)
@@ -130,7 +134,7 @@ func (s *server) createOperation(c echo.Context) error {
 }
 
 func (s *server) getOperation(c echo.Context) error {
-	op, err := s.store.Get(c.Request().Context(), tenantOf(c), c.Param("id"))
+	op, err := s.store.Summary(c.Request().Context(), tenantOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -206,10 +206,12 @@ func TestAPI_List(t *testing.T) {
 
 // 50 identical POSTs race: one 201, the rest 200 with the same operation.
 // 50 POSTs for one intent with different payloads: one winner, the rest 409.
+// All 50 run at once (MaxCreates above 50): the race is the point here,
+// not the cap, which TestLimits_ConcurrentCreates tests.
 func TestAPI_ConcurrentCreate(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serve(t, open(t), web.Config{})
+		e := serve(t, open(t), web.Config{MaxCreates: 64})
 		race := func(body func(i int) string) map[int]int {
 			var (
 				wg       sync.WaitGroup

@@ -42,6 +42,7 @@ var httpCodes = map[int]string{
 	http.StatusRequestEntityTooLarge: "body_too_large",
 	http.StatusUnsupportedMediaType:  "unsupported_media_type",
 	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusServiceUnavailable:    "overloaded",
 }
 
 // errorHandler is the one place errors become responses. Internal errors

@@ -29,6 +29,9 @@ func (failingStore) Create(context.Context, ledger.NewOperation) (ledger.Operati
 func (failingStore) Get(context.Context, string, string) (ledger.Operation, error) {
 	return ledger.Operation{}, errDatabaseGone
 }
+func (failingStore) Summary(context.Context, string, string) (ledger.Operation, error) {
+	return ledger.Operation{}, errDatabaseGone
+}
 func (failingStore) List(context.Context, ledger.ListFilter) (ledger.Page, error) {
 	return ledger.Page{}, errDatabaseGone
 }
@@ -148,6 +151,25 @@ func TestOpenAPI_Conformance(t *testing.T) {
 		}
 		// The scheme name is case-insensitive (RFC 9110, section 11.1).
 		want(e.do(http.MethodGet, "/api/v1/operations/"+id, "", nil, "Authorization", "bearer "+e.token), http.StatusOK, "")
+
+		// 429 on every operation, from a server whose tokens may send one
+		// request and then one a minute; 503 from one whose only create
+		// slot is held.
+		limited := serve(t, s, web.Config{RateLimit: 1.0 / 60, RateBurst: 1})
+		limited.api, limited.client, limited.token = e.api, e.client, e.token
+		want(limited.do(http.MethodGet, "/api/v1/operations", "", nil), http.StatusOK, "")
+		want(limited.post(charge), http.StatusTooManyRequests, "rate_limited")
+		want(limited.do(http.MethodGet, "/api/v1/operations/"+id, "", nil), http.StatusTooManyRequests, "rate_limited")
+		want(limited.do(http.MethodGet, "/api/v1/operations", "", nil), http.StatusTooManyRequests, "rate_limited")
+		gated := gatedStore{store: s, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+		busy := serve(t, s, web.Config{Store: gated, MaxCreates: 1, CreateWait: 50 * time.Millisecond})
+		busy.api, busy.client, busy.token = e.api, e.client, e.token
+		held := make(chan response, 1)
+		go func() { held <- busy.post(strings.Replace(charge, "approval-1", "held", 1)) }()
+		<-gated.entered
+		want(busy.post(strings.Replace(charge, "approval-1", "busy", 1)), http.StatusServiceUnavailable, "overloaded")
+		close(gated.gate)
+		want(<-held, http.StatusCreated, "")
 
 		// openAPI
 		want(e.do(http.MethodGet, "/api/v1/openapi.json", "", nil, "Authorization", ""), http.StatusOK, "")

@@ -19,8 +19,11 @@ import (
 	"settle/target"
 )
 
-// DefaultBodyLimit bounds API request bodies unless Config says otherwise.
-const DefaultBodyLimit = 1 << 20
+// DefaultBodyLimit bounds API request bodies unless Config says otherwise:
+// 64 KiB holds real payloads (a charge, a resource spec) many times over,
+// while keeping what 16 concurrent creates can hold in memory small (see
+// docs/performance.md).
+const DefaultBodyLimit = 64 << 10
 
 // Target is what the API needs to know about a target to register an
 // operation for it.
@@ -49,6 +52,19 @@ type Config struct {
 	// Metrics is served at /metrics (Prometheus text format); nil serves
 	// an empty registry.
 	Metrics *prometheus.Registry
+	// MetricsElsewhere leaves /metrics out of this handler: the caller
+	// serves Metrics(reg) on a listener of its own.
+	MetricsElsewhere bool
+
+	// RateLimit is each API token's sustained requests per second, with
+	// bursts of RateBurst; 0 means DefaultRateLimit (and DefaultRateBurst),
+	// negative means unlimited.
+	RateLimit float64
+	RateBurst int
+	// MaxCreates caps creates in progress; one more waits up to CreateWait
+	// for a slot, then is refused with 503. 0 means the defaults.
+	MaxCreates int
+	CreateWait time.Duration
 
 	// Webhooks: the contracts name each target's signing scheme, the
 	// secrets (read from the environment at start-up) verify deliveries,
@@ -74,6 +90,8 @@ type server struct {
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
+	rates          *tokenRates // nil: unlimited
+	creates        *createSlots
 }
 
 // New returns the configured Echo server.
@@ -92,16 +110,19 @@ func New(cfg Config) *echo.Echo {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, time.Now)
+	s.creates = newCreateSlots(cfg.MaxCreates, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	e.Use(headers)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			s.log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack))
 			return err
 		},
 	}))
-	e.Use(middleware.RequestID())
+	e.Use(requestID)
 	e.Use(requestLog(s.log))
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")
@@ -121,7 +142,9 @@ func New(cfg Config) *echo.Echo {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	if !cfg.MetricsElsewhere {
+		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	}
 	if s.contracts != nil && s.inbox != nil {
 		s.webhookCount = newWebhookCounter(reg)
 		e.POST("/webhooks/:target", s.receiveWebhook)

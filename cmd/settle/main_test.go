@@ -120,6 +120,13 @@ func startServer(t *testing.T, dir string, env []string, args ...string) *server
 	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	return runServer(t, cmd)
+}
+
+// runServer starts cmd, a `settle serve` however wrapped, as startServer
+// does.
+func runServer(t *testing.T, cmd *exec.Cmd) *server {
+	t.Helper()
 	s := &server{t: t, Log: &syncBuffer{}, cmd: cmd}
 	cmd.Stderr = s.Log
 	stdout, err := cmd.StdoutPipe()

@@ -32,6 +32,9 @@ type serveConfig struct {
 	noInbox, noAuditor, noNotifier     bool
 	lease                              time.Duration
 	workers                            int
+	metricsAddr                        string
+	limits                             web.ServerLimits
+	api                                apiLimits
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -46,6 +49,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
 		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
 	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
 	fs.BoolVar(&c.demo, "demo", false, "also run a simulated target in-process, as target \"demo\"")
 	fs.Int64Var(&c.bodyLimit, "body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
@@ -57,7 +61,15 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
+	httpFlags(fs, &c.limits)
+	apiFlags(fs, &c.api)
 	if err := parse(fs, args, stdout, stderr); err != nil {
+		return c, err
+	}
+	if err := checkHTTPFlags(c.limits, stderr); err != nil {
+		return c, err
+	}
+	if err := checkAPIFlags(c.api, stderr); err != nil {
 		return c, err
 	}
 	switch {
@@ -83,6 +95,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+			return fmt.Errorf("listen for metrics: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 	contracts, demo, err := loadContracts(cfg, "http://"+ln.Addr().String())
 	if err != nil {
 		return err
@@ -104,11 +123,29 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer store.Close()
 
 	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
-		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg,
+		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
+		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store})
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	limits, err := fitConns(cfg.limits, log)
+	if err != nil {
+		return err
+	}
+	srv := web.NewHTTPServer(e, limits)
+	srv.SetErrorLog(log)
+	srv.Register(reg, "main")
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	servers := []*web.HTTPServer{srv}
+	where := ""
+	if metricsLn != nil {
+		limits.MaxConns = metricsConns
+		msrv := web.NewHTTPServer(web.Metrics(reg), limits)
+		msrv.SetErrorLog(log)
+		msrv.Register(reg, "metrics")
+		go func() { errc <- msrv.Serve(metricsLn) }()
+		servers = append(servers, msrv)
+		where = fmt.Sprintf("metrics: http://%s/metrics; ", metricsLn.Addr())
+	}
 
 	client := target.NewClient()
 	var loops []interface{ Run(context.Context) error }
@@ -137,8 +174,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	work.Add(1)
 	go func() { defer work.Done(); reconciler.Run(workCtx, loops...) }()
 
-	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; background loops: %d)\n",
-		ln.Addr(), desc, len(contracts.Names()), len(loops))
+	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
+		ln.Addr(), desc, len(contracts.Names()), where, len(loops))
 
 	var serveErr error
 	select {
@@ -150,8 +187,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
-		serveErr = fmt.Errorf("shutdown: %w", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
+			serveErr = fmt.Errorf("shutdown: %w", err)
+		}
 	}
 	stopWork()
 	work.Wait()

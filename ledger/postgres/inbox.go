@@ -45,15 +45,17 @@ WITH picked AS (
 	WHERE processed_at IS NULL AND next_attempt_at <= $1
 	ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED
 )
-UPDATE webhook_inbox w SET attempts = w.attempts + 1, next_attempt_at = $3
+UPDATE webhook_inbox w SET attempts = w.attempts + 1, failed_attempts = w.failed_attempts + 1,
+	next_attempt_at = $3
 FROM picked p WHERE w.delivery_id = p.delivery_id
-RETURNING w.delivery_id, w.target, w.body, w.received_at, w.attempts, w.outcome`, now, n, now.Add(lease))
+RETURNING w.delivery_id, w.target, w.body, w.received_at, w.attempts, w.outcome, w.failed_attempts,
+	w.last_error`, now, n, now.Add(lease))
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Delivery, error) {
 		var d ledger.Delivery
-		err := r.Scan(&d.ID, &d.Target, &d.Body, &d.ReceivedAt, &d.Attempts, &d.Outcome)
+		err := r.Scan(&d.ID, &d.Target, &d.Body, &d.ReceivedAt, &d.Attempts, &d.Outcome, &d.Failures, &d.LastError)
 		d.ReceivedAt = d.ReceivedAt.UTC()
 		return d, err
 	})
@@ -75,10 +77,22 @@ func (s *Store) FinishDelivery(ctx context.Context, id int64, outcome string) er
 
 // DeferDelivery implements ledger.InboxStore.
 func (s *Store) DeferDelivery(ctx context.Context, id int64, until time.Time, outcome string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE webhook_inbox SET next_attempt_at = $2, outcome = $3
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_inbox SET next_attempt_at = $2, outcome = $3,
+		failed_attempts = greatest(failed_attempts - 1, 0)
 		WHERE delivery_id = $1 AND processed_at IS NULL`, id, until, outcome)
 	if err != nil {
 		return fmt.Errorf("defer delivery: %w", err)
+	}
+	return nil
+}
+
+// FailDelivery implements ledger.InboxStore.
+func (s *Store) FailDelivery(ctx context.Context, id int64, until time.Time, reason string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_inbox SET next_attempt_at = $2, last_error = $3,
+		outcome = 'failed; retried'
+		WHERE delivery_id = $1 AND processed_at IS NULL`, id, until, ledger.PlainText(reason, 500))
+	if err != nil {
+		return fmt.Errorf("fail delivery: %w", err)
 	}
 	return nil
 }

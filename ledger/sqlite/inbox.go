@@ -43,10 +43,11 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 	now := s.clock()
 	var ds []ledger.Delivery
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE webhook_inbox SET attempts = attempts + 1, next_attempt_at = ?3
+		rows, err := tx.QueryContext(ctx, `UPDATE webhook_inbox SET attempts = attempts + 1,
+				failed_attempts = failed_attempts + 1, next_attempt_at = ?3
 			WHERE delivery_id IN (SELECT delivery_id FROM webhook_inbox
 				WHERE processed_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2)
-			RETURNING delivery_id, target, body, received_at, attempts, outcome`,
+			RETURNING delivery_id, target, body, received_at, attempts, outcome, failed_attempts, last_error`,
 			micros(now), n, micros(now.Add(lease)))
 		if err != nil {
 			return err
@@ -57,7 +58,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 				d  ledger.Delivery
 				at int64
 			)
-			if err := rows.Scan(&d.ID, &d.Target, &d.Body, &at, &d.Attempts, &d.Outcome); err != nil {
+			if err := rows.Scan(&d.ID, &d.Target, &d.Body, &at, &d.Attempts, &d.Outcome, &d.Failures, &d.LastError); err != nil {
 				return err
 			}
 			d.ReceivedAt = fromMicros(at)
@@ -83,10 +84,22 @@ func (s *Store) FinishDelivery(ctx context.Context, id int64, outcome string) er
 
 // DeferDelivery implements ledger.InboxStore.
 func (s *Store) DeferDelivery(ctx context.Context, id int64, until time.Time, outcome string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET next_attempt_at = ?, outcome = ?
+	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET next_attempt_at = ?, outcome = ?,
+		failed_attempts = max(failed_attempts - 1, 0)
 		WHERE delivery_id = ? AND processed_at IS NULL`, micros(until), outcome, id)
 	if err != nil {
 		return fmt.Errorf("defer delivery: %w", err)
+	}
+	return nil
+}
+
+// FailDelivery implements ledger.InboxStore.
+func (s *Store) FailDelivery(ctx context.Context, id int64, until time.Time, reason string) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET next_attempt_at = ?, last_error = ?,
+		outcome = 'failed; retried'
+		WHERE delivery_id = ? AND processed_at IS NULL`, micros(until), ledger.PlainText(reason, 500), id)
+	if err != nil {
+		return fmt.Errorf("fail delivery: %w", err)
 	}
 	return nil
 }

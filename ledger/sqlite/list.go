@@ -17,7 +17,7 @@ func (s *Store) List(ctx context.Context, f ledger.ListFilter) (ledger.Page, err
 	if cur != nil {
 		after, afterID = micros(cur.CreatedAt), cur.ID
 	}
-	ops, err := collect(s.r.QueryContext(ctx, `SELECT `+cols+` FROM operation_ledger
+	ops, err := collect(s.r.QueryContext(ctx, `SELECT `+summaryCols+` FROM operation_ledger
 		WHERE tenant_id = ?1
 			AND (?2 = '' OR intent_ref = ?2)
 			AND (?3 = '' OR state = ?3)

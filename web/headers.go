@@ -1,0 +1,39 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// headers sets the response headers every answer needs before anything
+// else runs, so that errors, 404s and 405s carry them too:
+// X-Content-Type-Options: nosniff everywhere (a browser must never guess a
+// JSON error or a metrics page into HTML), and Cache-Control: no-store on
+// the API and the webhook receiver, whose answers hold one tenant's data or
+// say something about it and must not be kept by a proxy or a browser.
+func headers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+		if p := c.Request().URL.Path; strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/webhooks/") {
+			h.Set(echo.HeaderCacheControl, "no-store")
+		}
+		return next(c)
+	}
+}
+
+// Metrics serves reg at /metrics, and nothing else, for a listener of its
+// own (settle serve --metrics-addr): operational metrics then stay off the
+// public listener.
+func Metrics(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(echo.HeaderXContentTypeOptions, "nosniff")
+		mux.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+
+	"settle/ledger"
+)
+
+// Limits of the client API (see README, "Limits").
+const (
+	// DefaultRateLimit and DefaultRateBurst are each API token's
+	// sustained requests per second and burst.
+	DefaultRateLimit = 50
+	DefaultRateBurst = 100
+	// DefaultMaxCreates caps creates in progress in one replica; one more
+	// waits up to DefaultCreateWait for a slot, then is refused with 503.
+	DefaultMaxCreates = 32
+	DefaultCreateWait = time.Second
+	// MaxPayloadDepth bounds a payload's nesting (the payload object is
+	// level 1); MaxPayloadItems bounds the elements of one array and the
+	// members of one object. Beyond either a create is 422.
+	MaxPayloadDepth = 32
+	MaxPayloadItems = 10000
+)
+
+// tokenKey is where apiAuth leaves the token's id.
+const tokenKey = "settle.token"
+
+// tokenRates holds one token bucket per API token id. Its size is bounded
+// by the number of tokens that exist: only authenticated ids get one.
+type tokenRates struct {
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+}
+
+func newTokenRates(perSecond float64, burst int, now func() time.Time) *tokenRates {
+	if perSecond < 0 {
+		return nil
+	}
+	if perSecond == 0 {
+		perSecond = DefaultRateLimit
+		if burst == 0 {
+			burst = DefaultRateBurst
+		}
+	}
+	if burst <= 0 {
+		burst = max(1, int(math.Ceil(perSecond)))
+	}
+	return &tokenRates{limit: rate.Limit(perSecond), burst: burst, now: now, buckets: map[string]*rate.Limiter{}}
+}
+
+// wait returns 0 when token may send a request now, or how long until it
+// may (the request is then not counted).
+func (r *tokenRates) wait(token string) time.Duration {
+	r.mu.Lock()
+	b, ok := r.buckets[token]
+	if !ok {
+		b = rate.NewLimiter(r.limit, r.burst)
+		r.buckets[token] = b
+	}
+	r.mu.Unlock()
+	now := r.now()
+	res := b.ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return d
+	}
+	return 0
+}
+
+// rateLimit answers 429 rate_limited, with Retry-After in whole seconds,
+// to a token that has spent its burst.
+func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.rates == nil {
+			return next(c)
+		}
+		if d := s.rates.wait(c.Get(tokenKey).(string)); d > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+			return echo.NewHTTPError(http.StatusTooManyRequests,
+				"this API token sent more than its rate allows; retry after the Retry-After header's seconds")
+		}
+		return next(c)
+	}
+}
+
+// createSlots caps creates in progress: each holds a request body, a
+// canonicalised payload and a database connection.
+type createSlots struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func newCreateSlots(n int, wait time.Duration) *createSlots {
+	if n <= 0 {
+		n = DefaultMaxCreates
+	}
+	if wait <= 0 {
+		wait = DefaultCreateWait
+	}
+	return &createSlots{slots: make(chan struct{}, n), wait: wait}
+}
+
+// limitCreates holds a create until a slot is free, for up to the wait;
+// then 503 overloaded with Retry-After: 1. A client that gives up while
+// waiting frees nothing it did not take.
+func (s *server) limitCreates(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), s.creates.wait)
+		defer cancel()
+		select {
+		case s.creates.slots <- struct{}{}:
+		case <-ctx.Done():
+			c.Response().Header().Set("Retry-After", "1")
+			return echo.NewHTTPError(http.StatusServiceUnavailable,
+				"too many creates in progress on this replica; retry after the Retry-After header's seconds")
+		}
+		defer func() { <-s.creates.slots }()
+		return next(c)
+	}
+}
+
+// checkPayloadShape bounds a payload's nesting and the size of each array
+// and object before anything decodes it into a tree. payload is valid
+// JSON (decodeCreate has parsed it), so a byte scan that skips strings is
+// exact.
+func checkPayloadShape(payload []byte) error {
+	var (
+		counts   = make([]int, 0, 8) // commas seen in each open container
+		inString bool
+		escaped  bool
+	)
+	for _, b := range payload {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if len(counts) == MaxPayloadDepth {
+				return ledger.Errorf(ledger.EInvalid, "payload nests deeper than %d levels", MaxPayloadDepth)
+			}
+			counts = append(counts, 0)
+		case '}', ']':
+			counts = counts[:len(counts)-1]
+		case ',':
+			counts[len(counts)-1]++
+			if counts[len(counts)-1] >= MaxPayloadItems {
+				return ledger.Errorf(ledger.EInvalid,
+					"payload has an array or object of more than %d elements", MaxPayloadItems)
+			}
+		}
+	}
+	return nil
+}

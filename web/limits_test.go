@@ -1,0 +1,177 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"settle/ledger"
+	"settle/web"
+)
+
+// createWith returns a create request whose payload is payload.
+func createWith(intent, payload string) string {
+	return fmt.Sprintf(`{"target":"payments","operation_type":"charge","intent_ref":%q,"payload":%s}`, intent, payload)
+}
+
+// The payload's shape is bounded: nesting up to MaxPayloadDepth and up to
+// MaxPayloadItems elements in one array (or members in one object) are
+// taken; one more is 422 naming the limit. Strings holding brackets and
+// commas do not count.
+func TestLimits_PayloadShape(t *testing.T) {
+	t.Parallel()
+	nested := func(depth int) string { // the payload object is level 1
+		return strings.Repeat(`{"a":`, depth-1) + `{}` + strings.Repeat(`}`, depth-1)
+	}
+	array := func(n int) string {
+		return `{"list":[` + strings.TrimSuffix(strings.Repeat("0,", n), ",") + `]}`
+	}
+	members := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"k%d":0`, i)
+		}
+		return b.String() + "}"
+	}
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		e := serve(t, open(t), web.Config{BodyLimit: 1 << 20})
+		for _, c := range []struct {
+			name, payload string
+			status        int
+			limit         string
+		}{
+			{"DepthAtLimit", nested(web.MaxPayloadDepth), 201, ""},
+			{"DepthOver", nested(web.MaxPayloadDepth + 1), 422, strconv.Itoa(web.MaxPayloadDepth)},
+			{"DeepArrays", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, 422, strconv.Itoa(web.MaxPayloadDepth)},
+			{"ArrayAtLimit", array(web.MaxPayloadItems), 201, ""},
+			{"ArrayOver", array(web.MaxPayloadItems + 1), 422, strconv.Itoa(web.MaxPayloadItems)},
+			{"MembersAtLimit", members(web.MaxPayloadItems), 201, ""},
+			{"MembersOver", members(web.MaxPayloadItems + 1), 422, strconv.Itoa(web.MaxPayloadItems)},
+			{"BracketsInStrings", `{"s":"` + strings.Repeat(`[{,\"`, 20000) + `"}`, 201, ""},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				r := e.post(createWith(c.name, c.payload))
+				if r.status != c.status {
+					t.Fatalf("status %d, want %d: %.300s", r.status, c.status, r.body)
+				}
+				if c.status == 422 {
+					wantError(t, r, 422, "invalid")
+					if msg := r.json(t)["message"].(string); !strings.Contains(msg, c.limit) {
+						t.Fatalf("message %q does not name the limit %s", msg, c.limit)
+					}
+				}
+			})
+		}
+	})
+}
+
+// gatedStore holds every Create until the gate opens.
+type gatedStore struct {
+	store
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g gatedStore) Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.store.Create(ctx, n)
+}
+
+// Creates in progress are capped: with MaxCreates of them running, one
+// more waits CreateWait for a slot and is then refused with 503
+// "overloaded" and Retry-After; reads are not held up; once a slot frees,
+// creates go through again.
+func TestLimits_ConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		s := open(t)
+		g := gatedStore{store: s, entered: make(chan struct{}, 8), gate: make(chan struct{})}
+		const wait = 200 * time.Millisecond
+		e := serve(t, s, web.Config{Store: g, MaxCreates: 2, CreateWait: wait})
+
+		var wg sync.WaitGroup
+		held := make(chan response, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				held <- e.post(createWith(fmt.Sprintf("held-%d", i), `{"amount":1}`))
+			}()
+		}
+		<-g.entered
+		<-g.entered
+
+		start := time.Now()
+		r := e.post(createWith("third", `{"amount":1}`))
+		took := time.Since(start)
+		wantError(t, r, http.StatusServiceUnavailable, "overloaded")
+		if ra := r.header.Get("Retry-After"); ra != "1" {
+			t.Fatalf("Retry-After %q, want 1", ra)
+		}
+		if took < wait {
+			t.Fatalf("refused after %s, before waiting %s for a slot", took, wait)
+		}
+		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
+			t.Fatalf("a list while creates are capped: %d", r.status)
+		}
+
+		close(g.gate)
+		wg.Wait()
+		close(held)
+		for r := range held {
+			if r.status != http.StatusCreated {
+				t.Fatalf("a held create: %d %s", r.status, r.body)
+			}
+		}
+		if r := e.post(createWith("after", `{"amount":1}`)); r.status != http.StatusCreated {
+			t.Fatalf("a create after the slots freed: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// Each API token has its own rate: beyond its burst a request is 429
+// "rate_limited" with Retry-After, on every API route; another token of
+// the same tenant is not affected; after the wait it is served again.
+func TestLimits_RatePerToken(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		e := serve(t, open(t), web.Config{RateLimit: 5, RateBurst: 3})
+		other := e.newToken("acme")
+		for i := range 3 {
+			if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
+				t.Fatalf("request %d within the burst: %d", i, r.status)
+			}
+		}
+		for _, r := range []response{
+			e.do(http.MethodGet, "/api/v1/operations", "", nil),
+			e.post(createWith("limited", `{"amount":1}`)),
+			e.do(http.MethodGet, "/api/v1/operations/00000000-0000-4000-8000-000000000000", "", nil),
+		} {
+			wantError(t, r, http.StatusTooManyRequests, "rate_limited")
+			ra, err := strconv.Atoi(r.header.Get("Retry-After"))
+			if err != nil || ra < 1 || ra > 1 {
+				t.Fatalf("Retry-After %q; want 1 (a token every 200ms)", r.header.Get("Retry-After"))
+			}
+			if r.header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("429 without Cache-Control: no-store")
+			}
+		}
+		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil, "Authorization", "Bearer "+other); r.status != http.StatusOK {
+			t.Fatalf("another token of the same tenant: %d", r.status)
+		}
+		time.Sleep(250 * time.Millisecond) // one token back at 5/s
+		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
+			t.Fatalf("after the wait: %d %s", r.status, r.body)
+		}
+	})
+}
