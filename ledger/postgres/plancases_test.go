@@ -82,6 +82,10 @@ var planCases = []planCase{
 		_, err := f.s.Get(ctx, f.settled.Tenant, f.settled.ID)
 		return err
 	}},
+	{name: "Summary", want: []string{"operation_ledger_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.Summary(ctx, f.settled.Tenant, f.settled.ID)
+		return err
+	}},
 	{name: "GetByIntent", want: []string{"operation_ledger_tenant_id_operation_type_intent_ref_key|operation_ledger_intent"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.GetByIntent(ctx, f.settled.Tenant, f.settled.Type, f.settled.IntentRef)
@@ -295,6 +299,12 @@ var planCases = []planCase{
 		}
 		return f.s.FinishDelivery(ctx, f.inbox[0].ID, "applied")
 	}},
+	{name: "FailDelivery", want: []string{"webhook_inbox_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		if len(f.inbox) < 2 {
+			return errNoFixture
+		}
+		return f.s.FailDelivery(ctx, f.inbox[1].ID, f.now.Add(time.Minute), "store refused the event")
+	}},
 	{name: "DeferDelivery", want: []string{"webhook_inbox_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		if len(f.inbox) < 2 {
 			return errNoFixture
@@ -324,7 +334,10 @@ var planCases = []planCase{
 		f.proposal, err = f.s.Propose(ctx, proposal(f.escalated[0]))
 		return err
 	}},
-	{name: "Approve", want: []string{"resolutions_pkey|resolutions_open", "operation_ledger_pkey"},
+	// Approve's UPDATE names one ESCALATED operation: the planner may take
+	// the primary key or the (rare-state) tenant_state index; both find it
+	// at once.
+	{name: "Approve", want: []string{"resolutions_pkey|resolutions_open", "operation_ledger_pkey|operation_ledger_tenant_state"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.Approve(ctx, f.proposal.Tenant, f.proposal.ID, "bob")
 			return err
