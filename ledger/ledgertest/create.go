@@ -333,6 +333,9 @@ func testRead(t *testing.T, h Harness) {
 			if err != nil || got.ID != op.ID {
 				t.Fatalf("Get(%s) = %q, %v; want %s", id, got.ID, err, op.ID)
 			}
+			if got, err := f.store.Summary(f.ctx, "acme", id); err != nil || got.ID != op.ID {
+				t.Fatalf("Summary(%s) = %q, %v; want %s", id, got.ID, err, op.ID)
+			}
 			if evs, err := f.store.Events(f.ctx, "acme", id); err != nil || len(evs) != 1 || evs[0].OperationID != op.ID {
 				t.Fatalf("Events(%s) = %d events, %v", id, len(evs), err)
 			}
@@ -345,6 +348,8 @@ func testRead(t *testing.T, h Harness) {
 		}
 		for _, id := range []string{"{" + op.ID + "}", "urn:uuid:" + op.ID, strings.ReplaceAll(op.ID, "-", ""), "\x00", "\xff"} {
 			_, err := f.store.Get(f.ctx, "acme", id)
+			wantCode(t, err, ledger.ENotFound)
+			_, err = f.store.Summary(f.ctx, "acme", id)
 			wantCode(t, err, ledger.ENotFound)
 			_, err = f.store.Events(f.ctx, "acme", id)
 			wantCode(t, err, ledger.ENotFound)

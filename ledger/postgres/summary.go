@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
@@ -25,7 +24,8 @@ var summaryCols = func() string {
 
 // Summary implements ledger.Store.
 func (s *Store) Summary(ctx context.Context, tenant, id string) (ledger.Operation, error) {
-	if uuid.Validate(id) != nil {
+	id, ok := ledger.ParseID(id)
+	if !ok {
 		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
 	}
 	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+summaryCols+` FROM operation_ledger

@@ -23,6 +23,10 @@ var summaryCols = func() string {
 
 // Summary implements ledger.Store.
 func (s *Store) Summary(ctx context.Context, tenant, id string) (ledger.Operation, error) {
+	id, ok := ledger.ParseID(id)
+	if !ok {
+		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
+	}
 	op, err := scanOperation(s.r.QueryRowContext(ctx, `SELECT `+summaryCols+` FROM operation_ledger
 		WHERE tenant_id = ? AND operation_id = ?`, tenant, id))
 	if errors.Is(err, sql.ErrNoRows) {
