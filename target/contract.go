@@ -241,9 +241,10 @@ func (c *Contract) RetryWindow() time.Duration {
 }
 
 // CanReplay reports whether a same-key replay with the identical payload is
-// safe at now, given the operation's window end (created_at + RetryWindow).
-// Measuring the window from creation rather than from the target's receipt
-// ends it early, which is the safe side.
+// safe at now, given the operation's window end (its first claim +
+// RetryWindow). Measuring the window from the claim, which precedes the
+// send, rather than from the target's receipt ends it early, which is the
+// safe side.
 func (c *Contract) CanReplay(now, windowEnd time.Time) bool {
 	return c.replay() && now.Before(windowEnd)
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,20 @@ const eventCTE = `ev AS (
 	FROM %s
 )`
 
+// claimSet is the SET list of every sender claim, for columns qualified by
+// alias ("" or "o."), a lease end and the claim's time. The first claim
+// starts the same-key replay window; nothing returns to PREPARED, so every
+// claim is the first, but the window is never moved by a later one.
+func claimSet(alias, leaseEnd, now string) string {
+	return strings.NewReplacer("{a}", alias, "{lease}", leaseEnd, "{now}", now).Replace(`state = 'IN_FLIGHT',
+		fence_token = {a}fence_token + 1, attempt_count = {a}attempt_count + 1,
+		lease_expires_at = {lease}, updated_at = {now}, reason = '', last_sent_at = {now},
+		first_claimed_at = coalesce({a}first_claimed_at, {now}),
+		retry_window_end = CASE WHEN {a}first_claimed_at IS NULL
+			THEN {now}::timestamptz + {a}retry_window_micros * interval '1 microsecond'
+			ELSE {a}retry_window_end END`)
+}
+
 // Claim implements ledger.Store: one conditional UPDATE is the compare-and-
 // swap, and it re-checks the approved hash.
 func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (ledger.Operation, error) {
@@ -31,9 +46,7 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
 WITH c AS (
-	UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
-		attempt_count = attempt_count + 1, lease_expires_at = $4, updated_at = $5, reason = '',
-		last_sent_at = $5
+	UPDATE operation_ledger SET `+claimSet("", "$4", "$5")+`
 	WHERE tenant_id = $1 AND operation_id = $2 AND state = 'PREPARED' AND payload_hash = $3
 	RETURNING `+cols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
 		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
@@ -64,9 +77,7 @@ WITH picked AS (
 	WHERE state = 'PREPARED' ORDER BY created_at LIMIT $1
 	FOR UPDATE SKIP LOCKED
 ), c AS (
-	UPDATE operation_ledger o SET state = 'IN_FLIGHT', fence_token = o.fence_token + 1,
-		attempt_count = o.attempt_count + 1, lease_expires_at = $2, updated_at = $3, reason = '',
-		last_sent_at = $3
+	UPDATE operation_ledger o SET `+claimSet("o.", "$2", "$3")+`
 	FROM picked p
 	WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id AND o.state = 'PREPARED'
 	RETURNING `+oCols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,

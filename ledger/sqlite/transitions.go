@@ -9,10 +9,15 @@ import (
 	"settle/ledger"
 )
 
-// claimSet is the SET list of every sender claim.
+// claimSet is the SET list of every sender claim (?1 the lease end, ?2 the
+// claim's time). The first claim starts the same-key replay window; nothing
+// returns to PREPARED, so every claim is the first, but the window is never
+// moved by a later one.
 const claimSet = `state = 'IN_FLIGHT', fence_token = fence_token + 1,
 	attempt_count = attempt_count + 1, lease_expires_at = ?1, updated_at = ?2, reason = '',
-	last_sent_at = ?2`
+	last_sent_at = ?2, first_claimed_at = coalesce(first_claimed_at, ?2),
+	retry_window_end = CASE WHEN first_claimed_at IS NULL THEN ?2 + retry_window_micros
+		ELSE retry_window_end END`
 
 func claimedEvents(ops []ledger.Operation) []event {
 	evs := make([]event, len(ops))
