@@ -104,7 +104,14 @@ type Idempotency struct {
 	Retention  time.Duration // documented key retention; 0 = window zero
 	Mismatch   string        // MismatchRejected, MismatchReplaysOriginal or Undocumented
 	Concurrent string        // ConcurrentConflict, ConcurrentWaits or Undocumented
+	// ReplayMargin is kept free at the end of the window for clock skew
+	// between settle and the target and for time a request spends in the
+	// target's queues; 0 = DefaultReplayMargin.
+	ReplayMargin time.Duration
 }
+
+// DefaultReplayMargin is the replay margin of a contract that states none.
+const DefaultReplayMargin = 5 * time.Second
 
 // Lookup is how to ask the target for an operation's real state.
 type Lookup struct {
@@ -240,13 +247,31 @@ func (c *Contract) RetryWindow() time.Duration {
 	return c.Idempotency.Retention
 }
 
+// ReplayMargin is the contract's replay margin (see Idempotency), or
+// DefaultReplayMargin.
+func (c *Contract) ReplayMargin() time.Duration {
+	if c.Idempotency == nil || c.Idempotency.ReplayMargin <= 0 {
+		return DefaultReplayMargin
+	}
+	return c.Idempotency.ReplayMargin
+}
+
+// ReplayBy is the last moment a same-key replay may be sent for a window
+// ending at windowEnd: the replay may reach the target as late as the
+// client's timeout after it was sent, and the replay margin covers the
+// clocks' disagreement and the target's queues. A replay sent later could
+// land after the target forgot the key and be executed as a new request.
+func (c *Contract) ReplayBy(windowEnd time.Time) time.Time {
+	return windowEnd.Add(-c.Timeout - c.ReplayMargin())
+}
+
 // CanReplay reports whether a same-key replay with the identical payload is
 // safe at now, given the operation's window end (its first claim +
-// RetryWindow). Measuring the window from the claim, which precedes the
-// send, rather than from the target's receipt ends it early, which is the
-// safe side.
+// RetryWindow): the target is class A and now is before ReplayBy. Measuring
+// the window from the claim, which precedes the send, rather than from the
+// target's receipt ends it early, which is the safe side.
 func (c *Contract) CanReplay(now, windowEnd time.Time) bool {
-	return c.replay() && now.Before(windowEnd)
+	return c.replay() && now.Before(c.ReplayBy(windowEnd))
 }
 
 // CreateURL returns the method and absolute URL of the create call.

@@ -1,0 +1,61 @@
+package reconciler_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"settle/ledger"
+	"settle/ledger/ledgertest"
+	"settle/ledger/storetest"
+	"settle/target/sim"
+)
+
+// Issue 9, "Safety first": replays must never be able to duplicate an
+// effect, and the ledger must never claim an outcome a later send cannot
+// prove.
+
+// A replay that could land after the target forgot the key is never sent.
+// The target keeps keys for 2s and holds every first answer for 2.5s; a
+// replay sent inside settle's window waits behind the first request and
+// reaches the key after the target forgot it, so the target creates a
+// second object. The reconciler must look the object up instead.
+func TestSafety_NoReplayThatCouldOutliveTheKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		const n = 5
+		slow := 2500 * time.Millisecond
+		r := newRig(t, h, sim.Config{Class: "A", Retention: 2 * time.Second, SlowDelay: slow}, nil)
+		var ops []ledger.Operation
+		for i := 0; i < n; i++ {
+			r.sim.Script(sim.Slow) // commits, then holds the answer past the client's timeout
+			ops = append(ops, r.create("acme", fmt.Sprintf("order-%d", i), 100+i))
+		}
+		start := time.Now()
+		settled := func() bool {
+			if time.Since(start) < slow+time.Second {
+				return false // until every held answer was written and every waiting replay acted
+			}
+			for _, op := range ops {
+				if s := r.get(op).State; s != ledger.Succeeded && s != ledger.Escalated {
+					return false
+				}
+			}
+			return true
+		}
+		r.runUntil("every operation resolved", 20*time.Second, settled, r.executor(r.store), r.sweeper(), r.reconciler())
+		duplicates := 0
+		for _, op := range ops {
+			if r.remote(op) > 1 {
+				duplicates++
+			}
+		}
+		if duplicates > 0 {
+			t.Fatalf("%d of %d operations were charged more than once (%d create requests)", duplicates, n, r.sim.Requests())
+		}
+		for _, op := range ops {
+			if got := r.get(op); got.State != ledger.Succeeded || r.remote(op) != 1 {
+				t.Fatalf("%s: %s with %d remote objects", op.IntentRef, got.State, r.remote(op))
+			}
+		}
+	})
+}
