@@ -37,9 +37,12 @@ type Store interface {
 	// Any error means: do not send.
 	Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (Operation, error)
 	// ClaimBatch claims up to n PREPARED operations, oldest first, skipping
-	// rows another claimer holds. Each returned operation is held by its
-	// fence and its payload has been verified against its hash.
-	ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]Operation, error)
+	// rows another claimer holds. Each claim's lease is its target's in
+	// byTarget, or lease for a target byTarget does not list. Each returned
+	// operation is held by its fence and its payload has been verified
+	// against its hash. EInvalid for a non-positive n or lease, or a target
+	// listed twice.
+	ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...TargetLease) ([]Operation, error)
 
 	// Record applies an outcome if the caller still holds the current fence
 	// and the operation is in o.From; otherwise EStaleFence and nothing

@@ -15,13 +15,6 @@ import (
 	"settle/target"
 )
 
-// ContractSet is every target contract of the deployment (*target.Set is
-// one): the auditor walks all targets, not just the ones it is asked about.
-type ContractSet interface {
-	Contracts
-	Names() []string
-}
-
 // Auditor compares SUCCEEDED operations with the target's own records, the
 // paper's "duplicates found by periodic audit against the target's own
 // records". For each operation it looks up settle's reference and keeps

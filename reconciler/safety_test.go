@@ -2,12 +2,14 @@ package reconciler_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
+	"settle/target"
 	"settle/target/sim"
 )
 
@@ -56,6 +58,37 @@ func TestSafety_NoReplayThatCouldOutliveTheKey(t *testing.T) {
 			if got := r.get(op); got.State != ledger.Succeeded || r.remote(op) != 1 {
 				t.Fatalf("%s: %s with %d remote objects", op.IntentRef, got.State, r.remote(op))
 			}
+		}
+	})
+}
+
+// A send cut off by a crash becomes UNKNOWN once its lease, fitted to the
+// target's timeout, expires, and is replayed well inside a short window.
+// The target offers no lookup, so only a replay can confirm it; with one
+// lease of a minute for every target the window would be over first.
+func TestSafety_CrashedSendReplayedInsideShortWindow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A", Retention: 15 * time.Second, SlowDelay: time.Second},
+			func(c *target.Contract) { c.Lookup = nil })
+		r.sim.Script(sim.Slow) // commits, then holds the answer
+		op := r.create("acme", "order-1", 500)
+		exec := r.executor(r.store)
+		exec.Lease, exec.Grace = 0, 10*time.Millisecond // each target's own lease
+		r.runUntil("the request to arrive", 5*time.Second, func() bool { return r.remote(op) == 1 }, exec)
+		claimed := r.get(op)
+		if claimed.State != ledger.InFlight || claimed.LeaseExpiresAt == nil {
+			t.Fatalf("a killed worker left %s", claimed.State)
+		}
+		if lease := claimed.LeaseExpiresAt.Sub(*claimed.FirstClaimedAt); lease != r.c.Lease() {
+			t.Fatalf("claim lease %s, want the target's %s (timeout %s + %s)", lease, r.c.Lease(), r.c.Timeout, target.LeaseMargin)
+		}
+		r.runUntil("SUCCEEDED", 12*time.Second, r.isIn(op, ledger.Succeeded), r.sweeper(), r.reconciler())
+		if n := r.remote(op); n != 1 {
+			t.Fatalf("%d remote objects", n)
+		}
+		ev := r.lastEvent(op)
+		if !strings.Contains(string(ev.Evidence), "same-key replay") {
+			t.Fatalf("confirmed by %s (%s), want a same-key replay", ev.Evidence, ev.Reason)
 		}
 	})
 }

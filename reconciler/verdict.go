@@ -19,6 +19,15 @@ type Contracts interface {
 	Get(name string) (*target.Contract, bool)
 }
 
+// ContractSet is every target contract of the deployment (*target.Set is
+// one), for loops that act per target rather than per operation: the
+// executor leases each target's claims by its timeout, the auditor walks
+// every target.
+type ContractSet interface {
+	Contracts
+	Names() []string
+}
+
 // verdict is a decision about one operation before it becomes an Outcome.
 type verdict struct {
 	to        ledger.State

@@ -247,6 +247,31 @@ func (c *Contract) RetryWindow() time.Duration {
 	return c.Idempotency.Retention
 }
 
+// LeaseMargin is what a claim lease adds to the target's timeout: time for
+// the executor to record its verdict once the answer (or the timeout) came.
+const LeaseMargin = 5 * time.Second
+
+// Lease is how long the executor's claim of one of the target's operations
+// holds it: the timeout plus LeaseMargin. A send cut off by a crash becomes
+// UNKNOWN, and can be replayed, soon after its answer could last have come.
+func (c *Contract) Lease() time.Duration { return c.Timeout + LeaseMargin }
+
+// CheckReplayRoom reports an error when a class A target's retention leaves
+// no time for a same-key replay after a crash: a send cut off by a crash is
+// UNKNOWN only once its claim lease expires, and a replay must then leave
+// the timeout and the replay margin before the window ends.
+func (c *Contract) CheckReplayRoom() error {
+	if !c.replay() {
+		return nil
+	}
+	need := c.Lease() + c.Timeout + c.ReplayMargin()
+	if need < c.Idempotency.Retention {
+		return nil
+	}
+	return fmt.Errorf("target %s: claim lease %s + timeout %s + replay margin %s = %s leaves no time for a same-key replay inside its %s retention; shorten timeout or idempotency.replay_margin, or set retention to 0 to do without replays",
+		c.Name, c.Lease(), c.Timeout, c.ReplayMargin(), need, c.Idempotency.Retention)
+}
+
 // ReplayMargin is the contract's replay margin (see Idempotency), or
 // DefaultReplayMargin.
 func (c *Contract) ReplayMargin() time.Duration {

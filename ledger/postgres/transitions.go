@@ -65,10 +65,16 @@ SELECT `+cols+` FROM c`, tenant, id, hash, now.Add(lease), now))
 	return ledger.VerifyClaimed(ctx, ops[0], s.Record)
 }
 
-// ClaimBatch implements ledger.Store.
-func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
-	if lease <= 0 || n <= 0 {
-		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+// ClaimBatch implements ledger.Store. Each row's lease is looked up by its
+// target in the arrays of per-target leases ($4, $5), so that one statement
+// claims the operations of many targets.
+func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error) {
+	if err := ledger.CheckClaimBatch(n, lease, byTarget); err != nil {
+		return nil, err
+	}
+	targets, leases := make([]string, len(byTarget)), make([]int64, len(byTarget))
+	for i, l := range byTarget {
+		targets[i], leases[i] = l.Target, l.Lease.Microseconds()
 	}
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
@@ -77,13 +83,14 @@ WITH picked AS (
 	WHERE state = 'PREPARED' ORDER BY created_at LIMIT $1
 	FOR UPDATE SKIP LOCKED
 ), c AS (
-	UPDATE operation_ledger o SET `+claimSet("o.", "$2", "$3")+`
+	UPDATE operation_ledger o SET `+claimSet("o.", `$3::timestamptz + interval '1 microsecond' *
+		coalesce(($5::bigint[])[array_position($4::text[], o.target)], $2::bigint)`, "$3")+`
 	FROM picked p
 	WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id AND o.state = 'PREPARED'
 	RETURNING `+oCols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
 		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
 ), `+fmt.Sprintf(eventCTE, "c")+`
-SELECT `+cols+` FROM c ORDER BY created_at`, n, now.Add(lease), now))
+SELECT `+cols+` FROM c ORDER BY created_at`, n, lease.Microseconds(), now, targets, leases))
 	if err != nil {
 		return nil, fmt.Errorf("claim batch: %w", err)
 	}
