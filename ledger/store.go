@@ -85,9 +85,14 @@ type Outcome struct {
 	RemoteRef   string     // required for SUCCEEDED
 	NextAt      *time.Time // when UNKNOWN is next reconciled; default now
 	SentAt      *time.Time // set when the verdict followed a (re)send, e.g. a same-key replay
-	Reason      string     // short and payload-free
-	Actor       string
-	Evidence    map[string]any // status code, lookup summary; never the payload
+	// EndReplay ends the same-key replay window at the record's time (it
+	// never moves it later): a later send was answered "this request did
+	// nothing", and replaying into the same answer proves nothing more.
+	// Only the reconciler sets it, from UNKNOWN.
+	EndReplay bool
+	Reason    string // short and payload-free
+	Actor     string
+	Evidence  map[string]any // status code, lookup summary; never the payload
 }
 
 // EvidenceJSON validates o against the transition table and the ledger's
@@ -104,6 +109,9 @@ func (o Outcome) EvidenceJSON() ([]byte, error) {
 	}
 	if o.To == Succeeded && o.RemoteRef == "" {
 		return nil, Errorf(EInvalid, "SUCCEEDED requires the remote reference confirmed by the target")
+	}
+	if o.EndReplay && o.From != Unknown {
+		return nil, Errorf(EInvalid, "only the reconciler ends a replay window, from UNKNOWN")
 	}
 	if o.Actor == "" {
 		return nil, Errorf(EInvalid, "actor is required")

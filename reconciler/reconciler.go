@@ -112,27 +112,44 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 // ask performs the one action the contract allows and returns its verdict,
 // and the send time when the action re-sent the request.
 func (r *Reconciler) ask(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) (verdict, *time.Time) {
+	canLookup := c.HasLookup() && (!c.Lookup.NeedsRemoteRef() || op.RemoteRef != "")
 	if c.CanReplay(now, op.RetryWindowEnd) {
 		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
-		v := sendVerdict(c, op, a)
-		v.evidence["via"] = "same-key replay"
-		return v, &now
+		return afterLaterSend(c, laterSendVerdict(c, op, a, "same-key replay"), canLookup), &now
 	}
-	if c.HasLookup() && (!c.Lookup.NeedsRemoteRef() || op.RemoteRef != "") {
+	if canLookup {
 		return r.lookup(ctx, c, op, now), nil
 	}
 	if version, ok := c.ExpectedVersion(op.Payload); ok && c.HasConditional() {
 		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, version)
-		v := sendVerdict(c, op, a)
-		v.evidence["via"] = "conditional resend"
+		v := laterSendVerdict(c, op, a, "conditional resend")
 		if a.Status == 412 {
 			v = verdict{to: ledger.Escalated, evidence: v.evidence,
 				reason: "the precondition failed: the resource changed, possibly by the first attempt; confirm by hand"}
 		}
-		return v, &now
+		return afterLaterSend(c, v, false), &now
 	}
 	return verdict{to: ledger.Escalated, evidence: map[string]any{"classes": c.Classes()},
 		reason: fmt.Sprintf("the target offers no way to confirm the outcome; escalated to %s", c.Owner.Team)}, nil
+}
+
+// afterLaterSend decides what follows a later send answered "this request
+// did nothing": sending again would most likely earn the same answer and
+// prove no more, so the replay window ends and the operation is looked up
+// next, or, when the target offers no lookup, escalated at once.
+func afterLaterSend(c *target.Contract, v verdict, canLookup bool) verdict {
+	if !v.didNothing {
+		return v
+	}
+	if canLookup {
+		v.endReplay, v.soon = true, true
+		v.reason += "; no more replays: it will be looked up"
+		return v
+	}
+	v.to = ledger.Escalated
+	v.reason += fmt.Sprintf("; the target offers no lookup to confirm it; escalated to %s <%s>",
+		c.Owner.Team, c.Owner.EscalationContact)
+	return v
 }
 
 // lookup asks the target for objects carrying settle's reference.

@@ -1,6 +1,7 @@
 package reconciler_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -86,9 +87,86 @@ func TestSafety_CrashedSendReplayedInsideShortWindow(t *testing.T) {
 		if n := r.remote(op); n != 1 {
 			t.Fatalf("%d remote objects", n)
 		}
-		ev := r.lastEvent(op)
-		if !strings.Contains(string(ev.Evidence), "same-key replay") {
+		if ev := r.lastEvent(op); evidence(t, ev)["via"] != "same-key replay" {
 			t.Fatalf("confirmed by %s (%s), want a same-key replay", ev.Evidence, ev.Reason)
 		}
 	})
+}
+
+// Only the very first send of an operation can end FAILED_TERMINAL from the
+// status table. The first send commits and its answer is lost; the replay
+// is answered 429, documented as "this request did nothing", which says
+// nothing about the first: the operation stays UNKNOWN, is not replayed
+// into the same answer again, and is confirmed by lookup — or, with no
+// lookup, escalated. Never FAILED_TERMINAL, one remote object.
+func TestSafety_LaterSendNeverProvesAbsence(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		t.Run("ReplayRateLimitedThenLookup", func(t *testing.T) {
+			r := newRig(t, h, sim.Config{Class: "A"}, nil)
+			r.sim.Script(sim.DropAfterCommit, sim.RateLimited)
+			op := r.create("acme", "order-1", 500)
+			r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+			r.runUntil("SUCCEEDED", 10*time.Second, func() bool {
+				return r.get(op).State.Final()
+			}, r.reconciler())
+			got := r.get(op)
+			if got.State != ledger.Succeeded || r.remote(op) != 1 {
+				t.Fatalf("%s (%s) with %d remote objects; history %v", got.State, got.Reason, r.remote(op), r.history(op))
+			}
+			evs, err := r.store.Events(r.ctx, op.Tenant, op.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var replays, rejected int
+			for _, e := range evs {
+				if ev := evidence(t, e); ev["via"] == "same-key replay" {
+					replays++
+					if ev["status"] == 429.0 && e.To == ledger.Unknown {
+						rejected++
+					}
+				}
+			}
+			if replays != 1 || rejected != 1 || evidence(t, evs[len(evs)-1])["via"] != "lookup" {
+				t.Fatalf("want one replay, answered 429 and kept UNKNOWN, then a lookup; events %+v", evs)
+			}
+			if r.sim.Requests() != 2 {
+				t.Fatalf("%d create requests, want the send and one replay", r.sim.Requests())
+			}
+		})
+		t.Run("ReplayRateLimitedNoLookup", func(t *testing.T) {
+			r := newRig(t, h, sim.Config{Class: "A"}, func(c *target.Contract) { c.Lookup = nil })
+			r.sim.Script(sim.DropAfterCommit, sim.RateLimited)
+			op := r.create("acme", "order-1", 500)
+			r.runUntil("UNKNOWN", 5*time.Second, r.isIn(op, ledger.Unknown), r.executor(r.store))
+			r.runUntil("resolved", 10*time.Second, func() bool {
+				s := r.get(op).State
+				return s.Final() || s == ledger.Escalated
+			}, r.reconciler())
+			got := r.get(op)
+			if got.State != ledger.Escalated || r.remote(op) != 1 || !strings.Contains(got.Reason, "429") {
+				t.Fatalf("%s (%s) with %d remote objects, want ESCALATED naming the 429", got.State, got.Reason, r.remote(op))
+			}
+		})
+		// The first send's documented rejection still means what it says.
+		t.Run("FirstSendRateLimited", func(t *testing.T) {
+			r := newRig(t, h, sim.Config{Class: "A"}, nil)
+			r.sim.Script(sim.RateLimited)
+			op := r.create("acme", "order-1", 500)
+			r.runUntil("FAILED_TERMINAL", 5*time.Second, r.isIn(op, ledger.FailedTerminal), r.executor(r.store))
+			if r.remote(op) != 0 {
+				t.Fatal("a rejected first send left an object")
+			}
+		})
+	})
+}
+
+// evidence decodes an event's evidence (PostgreSQL and SQLite space JSON
+// differently, so compare values, not text).
+func evidence(t *testing.T, e ledger.Event) map[string]any {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal(e.Evidence, &ev); err != nil {
+		t.Fatalf("evidence %s: %v", e.Evidence, err)
+	}
+	return ev
 }

@@ -104,4 +104,46 @@ func testWindow(t *testing.T, h Harness) {
 				claimed.FirstClaimedAt, end, got.FirstClaimedAt, got.RetryWindowEnd)
 		}
 	})
+
+	// A later send answered "this request did nothing" ends the replay
+	// window at once; the end never moves later, and only the reconciler,
+	// from UNKNOWN, can end it.
+	t.Run("EndReplay", func(t *testing.T) {
+		f := setup(t, h)
+		a, b := f.unknown("acme"), f.unknown("acme")
+		leased, err := f.store.LeaseUnknown(f.ctx, 10, time.Minute)
+		if err != nil || len(leased) != 2 {
+			t.Fatalf("leased %d, %v", len(leased), err)
+		}
+		if leased[0].ID != a.ID {
+			leased[0], leased[1] = leased[1], leased[0]
+		}
+		a, b = leased[0], leased[1]
+		f.clk.Advance(time.Second)
+		ended := f.clk.Now()
+		oa, ob := outcome(a, ledger.Unknown, ledger.Unknown), outcome(b, ledger.Unknown, ledger.Unknown)
+		oa.EndReplay = true
+		errs, err := f.store.RecordBatch(f.ctx, []ledger.Outcome{oa, ob})
+		if err != nil || errs[0] != nil || errs[1] != nil {
+			t.Fatalf("record: %v %v", errs, err)
+		}
+		if got := f.get(a); !got.RetryWindowEnd.Equal(ended) {
+			t.Fatalf("window ends %s, want %s (ended by the record)", got.RetryWindowEnd, ended)
+		}
+		if got := f.get(b); !got.RetryWindowEnd.Equal(b.RetryWindowEnd) {
+			t.Fatalf("another operation's window moved to %s", got.RetryWindowEnd)
+		}
+		f.clk.Advance(time.Minute + time.Second) // past the reconciler's lease: due again
+		a = f.lease(f.get(a))
+		again := outcome(a, ledger.Unknown, ledger.Unknown)
+		again.EndReplay = true
+		if got, err := f.store.Record(f.ctx, again); err != nil || !got.RetryWindowEnd.Equal(ended) {
+			t.Fatalf("ended again: window ends %s, %v; want it to stay %s", got.RetryWindowEnd, err, ended)
+		}
+
+		sender := outcome(f.claim("acme"), ledger.InFlight, ledger.Unknown)
+		sender.EndReplay = true
+		_, err = f.store.Record(f.ctx, sender)
+		wantCode(t, err, ledger.EInvalid)
+	})
 }

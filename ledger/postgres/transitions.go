@@ -133,6 +133,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		tenants, ids, froms, tos, refs, reasons, actors, evs []string
 		fences                                               []int64
 		nexts, sents                                         []*time.Time
+		ends                                                 []bool
 		index                                                = map[string]int{}
 	)
 	for i, o := range outcomes {
@@ -146,7 +147,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		index[o.Tenant+"/"+o.OperationID] = i
 		tenants, ids, fences = append(tenants, o.Tenant), append(ids, o.OperationID), append(fences, o.Fence)
 		froms, tos, refs = append(froms, string(o.From)), append(tos, string(o.To)), append(refs, o.RemoteRef)
-		nexts, sents = append(nexts, ledger.NextReconcile(o, now)), append(sents, o.SentAt)
+		nexts, sents, ends = append(nexts, ledger.NextReconcile(o, now)), append(sents, o.SentAt), append(ends, o.EndReplay)
 		reasons, actors, evs = append(reasons, o.Reason), append(actors, o.Actor), append(evs, string(evidence[i]))
 	}
 	ops := make([]ledger.Operation, len(outcomes))
@@ -155,13 +156,15 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		got, err := collect(s.pool.Query(ctx, `
 WITH i AS (
 	SELECT * FROM unnest($1::text[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[], $12::timestamptz[])
-		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence, sent_at)
+		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[], $12::timestamptz[], $14::bool[])
+		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence,
+			sent_at, end_replay)
 ), u AS (
 	UPDATE operation_ledger o SET state = i.to_state,
 		remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),
 		lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $11,
-		last_sent_at = coalesce(i.sent_at, o.last_sent_at)
+		last_sent_at = coalesce(i.sent_at, o.last_sent_at),
+		retry_window_end = CASE WHEN i.end_replay THEN least(o.retry_window_end, $11) ELSE o.retry_window_end END
 	FROM i
 	WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
 		AND o.state = i.from_state AND o.fence_token = i.fence
@@ -172,7 +175,7 @@ WITH i AS (
 			// lost (callbacks.go; $13).
 			callbackCTE("$13")+`
 SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents,
-			callbackStates()))
+			callbackStates(), ends))
 		if err != nil {
 			return nil, nil, fmt.Errorf("record: %w", err)
 		}

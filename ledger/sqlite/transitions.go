@@ -136,12 +136,14 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 			if errs[i] != nil {
 				continue
 			}
-			got, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
-				remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
-				next_reconcile_at = ?, reason = ?, updated_at = ?, last_sent_at = coalesce(?, last_sent_at)
-				WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
+			got, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?1,
+				remote_ref = coalesce(nullif(?2, ''), remote_ref), lease_expires_at = NULL,
+				next_reconcile_at = ?3, reason = ?4, updated_at = ?5, last_sent_at = coalesce(?6, last_sent_at),
+				retry_window_end = CASE WHEN ?11 THEN min(retry_window_end, ?5) ELSE retry_window_end END
+				WHERE tenant_id = ?7 AND operation_id = ?8 AND state = ?9 AND fence_token = ?10
 				RETURNING `+cols, string(o.To), o.RemoteRef, microsPtr(ledger.NextReconcile(o, now)),
-				o.Reason, micros(now), microsPtr(o.SentAt), o.Tenant, o.OperationID, string(o.From), o.Fence))
+				o.Reason, micros(now), microsPtr(o.SentAt), o.Tenant, o.OperationID, string(o.From), o.Fence,
+				o.EndReplay))
 			if err != nil {
 				return err
 			}
