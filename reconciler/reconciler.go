@@ -93,7 +93,7 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 		return v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
 	}
 	v, sentAt := r.ask(ctx, c, op, now)
-	if v.to == ledger.Unknown && op.Deadline != nil && now.After(*op.Deadline) {
+	if v.to == ledger.Unknown && op.Deadline != nil && !now.Before(*op.Deadline) {
 		v.to = ledger.Escalated
 		v.reason = fmt.Sprintf("unresolved past its deadline (%s); escalated to %s <%s>; last finding: %s",
 			op.Deadline.Format(time.RFC3339), c.Owner.Team, c.Owner.EscalationContact, v.reason)
@@ -101,7 +101,7 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 	out := v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
 	out.SentAt = sentAt
 	if out.To == ledger.Unknown {
-		next := now.Add(r.delay(op, now, v.soon))
+		next := r.nextAt(op, now, v.soon)
 		out.NextAt = &next
 	}
 	r.Log.Info("reconciler: resolved", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
@@ -198,6 +198,17 @@ func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.O
 	ev["remote_ids"] = ids
 	return verdict{to: ledger.Escalated, evidence: ev,
 		reason: fmt.Sprintf("the target holds %d objects for one reference: possible duplicate", len(results))}
+}
+
+// nextAt is when the reconciler looks at the operation again: after the
+// backoff, but never past its deadline, so that an operation still
+// unresolved then is escalated on time rather than a backoff later.
+func (r *Reconciler) nextAt(op ledger.Operation, now time.Time, soon bool) time.Time {
+	next := now.Add(r.delay(op, now, soon))
+	if op.Deadline != nil && next.After(*op.Deadline) {
+		next = *op.Deadline // now is before it, or this round would have escalated
+	}
+	return next
 }
 
 // delay is the jittered backoff before the next round. It is half the time

@@ -10,6 +10,7 @@ import (
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
+	"settle/reconciler"
 	"settle/target"
 	"settle/target/sim"
 )
@@ -169,4 +170,55 @@ func evidence(t *testing.T, e ledger.Event) map[string]any {
 		t.Fatalf("evidence %s: %v", e.Evidence, err)
 	}
 	return ev
+}
+
+// An unresolved operation is escalated on time: the backoff never
+// schedules the next look past the deadline, so the round that escalates
+// runs at the deadline, not a backoff (up to MaxBackoff) later. A fake
+// clock drives the store and the reconciler; the lookups are real.
+func TestSafety_EscalatedOnTime(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "B"}, nil) // nothing is ever sent: lookups find nothing
+		clk := ledgertest.NewClock()
+		store := h.New(t, clk.Now)
+		deadline := clk.Now().Add(10 * time.Minute)
+		op, _, err := store.Create(r.ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "order-1",
+			Target: r.c.Name, Payload: []byte(`{"amount":500,"currency":"EUR"}`), Deadline: &deadline, Bind: r.c.Bind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Claim(r.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Minute + time.Second) // the sender died: its lease expires
+		if n, err := store.SweepExpired(r.ctx); err != nil || n != 1 {
+			t.Fatalf("swept %d, %v", n, err)
+		}
+		rec := &reconciler.Reconciler{Store: store, Contracts: r.set, Client: r.client, Log: r.log, Now: clk.Now,
+			MinBackoff: time.Second, MaxBackoff: 5 * time.Minute}
+		for round := 1; ; round++ {
+			leased, err := store.LeaseUnknown(r.ctx, 10, time.Minute)
+			if err != nil || len(leased) != 1 {
+				t.Fatalf("round %d at %s: leased %d, %v", round, clk.Now(), len(leased), err)
+			}
+			out := rec.Resolve(r.ctx, leased[0])
+			if _, err := store.Record(r.ctx, out); err != nil {
+				t.Fatal(err)
+			}
+			if out.To == ledger.Escalated {
+				if late := clk.Now().Sub(deadline); late < 0 || late > time.Second || !strings.Contains(out.Reason, "past its deadline") {
+					t.Fatalf("escalated %s after the deadline: %q", late, out.Reason)
+				}
+				return
+			}
+			if out.To != ledger.Unknown || out.NextAt == nil {
+				t.Fatalf("round %d: %s, next %v", round, out.To, out.NextAt)
+			}
+			if out.NextAt.After(deadline) {
+				t.Fatalf("round %d at %s scheduled the next look at %s, %s past the deadline",
+					round, clk.Now().Sub(op.CreatedAt), out.NextAt.Sub(op.CreatedAt), out.NextAt.Sub(deadline))
+			}
+			clk.Advance(out.NextAt.Sub(clk.Now()))
+		}
+	})
 }
