@@ -16,7 +16,8 @@ import (
 )
 
 // audit runs `settle audit`: one full pass of the auditor over one target's
-// SUCCEEDED operations. It prints a summary line and one line per finding,
+// final (SUCCEEDED and FAILED_TERMINAL) operations. It prints a summary
+// line and one line per finding,
 // and returns an error (exit 1) unless the pass was complete and clean, so
 // that a drill or a deployment can gate on it.
 func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -64,7 +65,8 @@ func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case rep.Skipped != "":
 		return fmt.Errorf("target %s was not audited: %s", rep.Target, rep.Skipped)
 	case len(rep.Findings) > 0:
-		return fmt.Errorf("%d duplicate(s) and %d loss(es) found in target %s", rep.Duplicates, rep.Losses, rep.Target)
+		return fmt.Errorf("%d duplicate(s), %d loss(es) and %d phantom(s) found in target %s",
+			rep.Duplicates, rep.Losses, rep.Phantoms, rep.Target)
 	case rep.LookupsFailed > 0:
 		return fmt.Errorf("%d lookup(s) failed: the audit of target %s is incomplete", rep.LookupsFailed, rep.Target)
 	}
@@ -78,8 +80,8 @@ func printReport(w io.Writer, rep reconciler.Report) {
 		fmt.Fprintf(w, "audit %s: skipped: %s\n", rep.Target, rep.Skipped)
 		return
 	}
-	fmt.Fprintf(w, "audit %s: %d checked, %d duplicates, %d losses, %d lookups failed, %d too recent to judge a loss; %d new findings\n",
-		rep.Target, rep.Checked, rep.Duplicates, rep.Losses, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
+	fmt.Fprintf(w, "audit %s: %d checked, %d duplicates, %d losses, %d phantoms, %d lookups failed, %d too recent to judge a loss; %d new findings\n",
+		rep.Target, rep.Checked, rep.Duplicates, rep.Losses, rep.Phantoms, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
 	for _, f := range rep.Findings {
 		ids := strings.Join(f.RemoteIDs, ",")
 		if ids == "" {
@@ -90,7 +92,7 @@ func printReport(w io.Writer, rep reconciler.Report) {
 			state = "new"
 		}
 		fmt.Fprintf(w, "%s tenant=%s operation=%s remote_ref=%s remote_ids=%s (%s)\n",
-			f.Kind, f.Tenant, f.OperationID, f.RemoteRef, ids, state)
+			f.Kind, f.Tenant, f.OperationID, dash(f.RemoteRef), ids, state)
 	}
 	for _, lf := range rep.LookupFailures {
 		fmt.Fprintf(w, "lookup failed tenant=%s operation=%s: %s\n", lf.Tenant, lf.OperationID, lf.Reason)

@@ -78,3 +78,45 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 			claimed.RetryWindow, claimed.RetryWindowEnd, clk.Now().Add(time.Hour))
 	}
 }
+
+// Migration 00010 allows phantom findings and walks FAILED_TERMINAL
+// operations too; it can be rolled back and applied again.
+func TestMigrate_PhantomFindings(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.Pool(t, pgtest.Schema(t))
+	clk := ledgertest.NewClock()
+	s := postgres.New(pool, clk.Now)
+	op, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "i-1",
+		Target: "payments", Payload: []byte(`{"amount":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingDuplicate}); err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	fsys, err := fs.Sub(migrations.Postgres, "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingPhantom}); err == nil {
+		t.Fatal("a phantom finding was stored before migration 00010")
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingPhantom}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CountFindings(ctx, "acme", "", time.Time{}); err != nil || n != 2 {
+		t.Fatalf("%d findings, %v", n, err)
+	}
+}

@@ -40,6 +40,7 @@ FROM generate_series(1, 200000) g`)
 		"Expired":      `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'IN_FLIGHT' AND lease_expires_at <= now() LIMIT 1000`,
 		"TenantNewest": `SELECT * FROM operation_ledger WHERE tenant_id = 'tenant-1' AND (created_at, operation_id) < (now(), '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11') ORDER BY created_at DESC, operation_id DESC LIMIT 51`,
 		"DueUnknown":   `SELECT tenant_id, operation_id FROM operation_ledger WHERE state = 'UNKNOWN' AND next_reconcile_at <= now() ORDER BY next_reconcile_at LIMIT 100`,
+		"AuditWalk":    `SELECT tenant_id, operation_id FROM operation_ledger WHERE target = 'payments' AND state IN ('SUCCEEDED', 'FAILED_TERMINAL') AND (created_at, operation_id) > (now() - interval '1 day', '6f1c2f7e-0d7b-4a47-9b8e-2f0b1d1a9c11') ORDER BY created_at, operation_id LIMIT 100`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			rows, err := pool.Query(ctx, "EXPLAIN "+stmt)

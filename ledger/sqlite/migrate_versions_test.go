@@ -85,3 +85,63 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 			claimed.RetryWindow, claimed.RetryWindowEnd, clk.Now().Add(time.Hour))
 	}
 }
+
+// Migration 00010 rebuilds audit_findings to allow phantom findings; the
+// findings already recorded survive with their ids.
+func TestMigrate_PhantomFindings(t *testing.T) {
+	ctx := context.Background()
+	path := storetest.SQLiteFile(t)
+	clk := ledgertest.NewClock()
+	s, err := sqlite.Open(ctx, path, clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "i-1",
+		Target: "payments", Payload: []byte(`{"amount":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingDuplicate,
+		RemoteIDs: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := fs.Sub(migrations.SQLite, "sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s, err = sqlite.Open(ctx, path, clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingPhantom,
+		Escalated: true}); err != nil {
+		t.Fatal(err)
+	}
+	found, err := s.Findings(ctx, "acme", time.Time{})
+	if err != nil || len(found) != 2 {
+		t.Fatalf("findings %+v, %v", found, err)
+	}
+	if found[1].Kind != ledger.FindingDuplicate || found[1].ID != 1 || len(found[1].RemoteIDs) != 2 ||
+		found[0].Kind != ledger.FindingPhantom || found[0].ID != 2 {
+		t.Fatalf("after the rebuild: %+v", found)
+	}
+}
