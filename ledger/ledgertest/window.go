@@ -110,15 +110,16 @@ func testWindow(t *testing.T, h Harness) {
 	// from UNKNOWN, can end it.
 	t.Run("EndReplay", func(t *testing.T) {
 		f := setup(t, h)
-		a, b := f.unknown("acme"), f.unknown("acme")
+		first := f.unknown("acme")
+		f.unknown("acme") // another one, whose window must not move
 		leased, err := f.store.LeaseUnknown(f.ctx, 10, time.Minute)
 		if err != nil || len(leased) != 2 {
 			t.Fatalf("leased %d, %v", len(leased), err)
 		}
-		if leased[0].ID != a.ID {
+		if leased[0].ID != first.ID {
 			leased[0], leased[1] = leased[1], leased[0]
 		}
-		a, b = leased[0], leased[1]
+		a, b := leased[0], leased[1]
 		f.clk.Advance(time.Second)
 		ended := f.clk.Now()
 		oa, ob := outcome(a, ledger.Unknown, ledger.Unknown), outcome(b, ledger.Unknown, ledger.Unknown)
