@@ -13,11 +13,12 @@ import (
 
 // Reconciler resolves UNKNOWN operations by asking the authoritative system,
 // acting by the target's capability classes (paper, "Reconciling an Unknown
-// Outcome"): A, same key and identical bytes inside the retention window;
+// Outcome"): A, same key and identical bytes inside the retention window
+// (counted from the first claim, with the timeout and a margin to spare);
 // B, lookup by settle's reference; C, conditional resend of an update; D,
 // escalate at once. "Not found" becomes FAILED_TERMINAL only when all three
-// absence conditions hold, and past its deadline an unresolved operation is
-// escalated to its owning team.
+// absence conditions hold, an answer to a replay or resend never does, and
+// at its deadline an unresolved operation is escalated to its owning team.
 type Reconciler struct {
 	Store     ledger.Store
 	Contracts Contracts

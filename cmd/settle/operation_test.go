@@ -27,6 +27,9 @@ func TestPrintOperation_Window(t *testing.T) {
 		"ClaimedBeforeItWasRecorded": {ledger.Operation{State: ledger.Succeeded, CreatedAt: created,
 			RetryWindow: time.Hour, RetryWindowEnd: created.Add(time.Hour)},
 			[]string{"first_claimed     -", "1h0m0s from creation"}},
+		"EndedEarly": {ledger.Operation{State: ledger.Unknown, CreatedAt: created, FirstClaimedAt: &claimed,
+			RetryWindow: time.Hour, RetryWindowEnd: claimed.Add(time.Minute)},
+			[]string{"1h0m0s from the first claim, ended early", "retry_window_end  2030-01-02T03:15:05Z"}},
 		"NoWindow": {ledger.Operation{State: ledger.Unknown, CreatedAt: created, FirstClaimedAt: &claimed,
 			RetryWindowEnd: claimed}, []string{"none (no same-key replay)"}},
 	} {
