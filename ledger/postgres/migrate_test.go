@@ -17,7 +17,7 @@ import (
 	"settle/migrations"
 )
 
-// Migration 00009 starts the replay window at the first claim. Rows written
+// Migration 00010 starts the replay window at the first claim. Rows written
 // before it keep their end and derive the window's length from it; a row
 // still PREPARED gets its end at its first claim.
 func TestMigrate_WindowAtFirstClaim(t *testing.T) {
@@ -33,7 +33,7 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.DownTo(ctx, 8); err != nil {
+	if _, err := p.DownTo(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
 	clk := ledgertest.NewClock()
@@ -79,7 +79,7 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 	}
 }
 
-// Migration 00010 allows phantom findings and walks FAILED_TERMINAL
+// Migration 00012 allows phantom findings and walks FAILED_TERMINAL
 // operations too; it can be rolled back and applied again.
 func TestMigrate_PhantomFindings(t *testing.T) {
 	ctx := context.Background()
@@ -104,11 +104,11 @@ func TestMigrate_PhantomFindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.DownTo(ctx, 9); err != nil {
+	if _, err := p.DownTo(ctx, 11); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingPhantom}); err == nil {
-		t.Fatal("a phantom finding was stored before migration 00010")
+		t.Fatal("a phantom finding was stored before migration 00012")
 	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)

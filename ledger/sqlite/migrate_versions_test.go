@@ -17,7 +17,7 @@ import (
 	"settle/migrations"
 )
 
-// Migration 00009 starts the replay window at the first claim. Rows written
+// Migration 00010 starts the replay window at the first claim. Rows written
 // before it keep their end and derive the window's length from it; a row
 // still PREPARED gets its end at its first claim.
 func TestMigrate_WindowAtFirstClaim(t *testing.T) {
@@ -36,7 +36,7 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.DownTo(ctx, 8); err != nil {
+	if _, err := p.DownTo(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
 	clk := ledgertest.NewClock()
@@ -86,7 +86,7 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 	}
 }
 
-// Migration 00010 rebuilds audit_findings to allow phantom findings; the
+// Migration 00012 rebuilds audit_findings to allow phantom findings; the
 // findings already recorded survive with their ids.
 func TestMigrate_PhantomFindings(t *testing.T) {
 	ctx := context.Background()
@@ -119,7 +119,7 @@ func TestMigrate_PhantomFindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.DownTo(ctx, 9); err != nil {
+	if _, err := p.DownTo(ctx, 11); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Up(ctx); err != nil {
