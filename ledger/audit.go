@@ -8,10 +8,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// FindingKind is what the auditor found wrong with a SUCCEEDED operation.
+// FindingKind is what the auditor found wrong with a final operation.
 type FindingKind string
 
-// The two kinds of audit finding.
+// The three kinds of audit finding.
 const (
 	// FindingDuplicate: the target holds more than one object carrying the
 	// operation's reference and tenant.
@@ -19,11 +19,16 @@ const (
 	// FindingLoss: the target holds no object for an operation the ledger
 	// records as SUCCEEDED.
 	FindingLoss FindingKind = "loss"
+	// FindingPhantom: the target holds an object carrying the reference and
+	// tenant of an operation the ledger records as FAILED_TERMINAL ("Not
+	// applied"): the tenant was told nothing happened, and something did.
+	FindingPhantom FindingKind = "phantom"
 )
 
 // Finding is one discrepancy between the ledger and a target's own records.
-// SUCCEEDED is final, so the operation never changes because of it: the
-// finding itself is what reaches the owning team and the manager figures.
+// SUCCEEDED and FAILED_TERMINAL are final, so the operation never changes
+// because of it: the finding itself is what reaches the owning team and the
+// manager figures.
 type Finding struct {
 	ID          int64 // set by the store
 	Tenant      string
@@ -33,7 +38,7 @@ type Finding struct {
 	RemoteIDs   []string   // the target's object ids that carry the operation's reference
 	Evidence    []byte     // small JSON object (counts, ids, lookup status); never a payload
 	FoundAt     time.Time  // set by the store from its clock
-	Escalated   bool       // handed to the owning team (every loss)
+	Escalated   bool       // handed to the owning team (every loss and phantom)
 	ResolvedAt  *time.Time // nil while open
 }
 
@@ -44,8 +49,8 @@ func (f Finding) Validate() error {
 		return Errorf(EInvalid, "finding: invalid tenant")
 	case uuid.Validate(f.OperationID) != nil:
 		return Errorf(EInvalid, "finding: operation id must be a UUID")
-	case f.Kind != FindingDuplicate && f.Kind != FindingLoss:
-		return Errorf(EInvalid, "finding: kind must be %q or %q", FindingDuplicate, FindingLoss)
+	case f.Kind != FindingDuplicate && f.Kind != FindingLoss && f.Kind != FindingPhantom:
+		return Errorf(EInvalid, "finding: kind must be %q, %q or %q", FindingDuplicate, FindingLoss, FindingPhantom)
 	case len(f.Evidence) > MaxEvidenceBytes:
 		return Errorf(EInvalid, "finding: evidence exceeds %d bytes", MaxEvidenceBytes)
 	}
@@ -77,11 +82,12 @@ func (f Finding) EncodeJSON() (remoteIDs, evidence string) {
 // job's store: AuditBatch lists across tenants, and every operation (and
 // finding) still carries its own tenant, which the auditor acts on.
 type AuditStore interface {
-	// AuditBatch returns up to n SUCCEEDED operations of target created
-	// after position after (the zero Cursor: from the start), ordered by
-	// (created_at, operation_id). next is the position of the last one, or
-	// the zero Cursor when fewer than n were left: the walk reached the end
-	// and starts over. EInvalid for n outside 1..MaxListLimit.
+	// AuditBatch returns up to n final (SUCCEEDED or FAILED_TERMINAL)
+	// operations of target created after position after (the zero Cursor:
+	// from the start), ordered by (created_at, operation_id): one walk, one
+	// position, both states. next is the position of the last one, or the
+	// zero Cursor when fewer than n were left: the walk reached the end and
+	// starts over. EInvalid for n outside 1..MaxListLimit.
 	AuditBatch(ctx context.Context, target string, after Cursor, n int) (ops []Operation, next Cursor, err error)
 
 	// RecordFinding stores f unless an open finding of the same kind exists

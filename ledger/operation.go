@@ -32,9 +32,21 @@ type Operation struct {
 	Fence    int64 // incremented by every claim and reconciler lease
 	Attempts int   // number of sender claims
 
-	LeaseExpiresAt  *time.Time // set while a worker or reconciler holds it
-	RemoteRef       string     // the target's object id, once confirmed
-	RetryWindowEnd  time.Time  // end of the target's documented key retention
+	LeaseExpiresAt *time.Time // set while a worker or reconciler holds it
+	RemoteRef      string     // the target's object id, once confirmed
+	// RetryWindow is the target's documented idempotency-key retention,
+	// stored at creation. Zero: no same-key replay is ever safe.
+	RetryWindow time.Duration
+	// FirstClaimedAt is when the operation was first claimed for sending;
+	// nil while PREPARED (and for operations claimed before settle recorded
+	// it). The replay window starts here: a claim precedes the send, so the
+	// ledger's window ends no later than the target's.
+	FirstClaimedAt *time.Time
+	// RetryWindowEnd is the end of the same-key replay window:
+	// FirstClaimedAt + RetryWindow once claimed. Before the first claim it
+	// is the provisional CreatedAt + RetryWindow, which no replay can use
+	// since nothing has been sent. It only ever moves earlier afterwards.
+	RetryWindowEnd  time.Time
 	Deadline        *time.Time // after it an unresolved operation escalates
 	NextReconcileAt *time.Time // when the reconciler may next look at it
 	LastSentAt      *time.Time // the last claim or same-key replay
@@ -117,6 +129,7 @@ func Prepare(n NewOperation, now time.Time) (Operation, error) {
 		return Operation{}, err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
+	window := n.RetryWindow.Truncate(time.Microsecond) // stored in microseconds
 	op := Operation{
 		Tenant:      n.Tenant,
 		ID:          uuid.NewString(),
@@ -127,10 +140,9 @@ func Prepare(n NewOperation, now time.Time) (Operation, error) {
 		PayloadHash: hash,
 		RemoteKey:   remoteKey,
 		State:       Prepared,
-		// The window is counted from creation, which is never later than the
-		// first send, so the ledger's idea of it ends no later than the
-		// target's.
-		RetryWindowEnd: now.Add(n.RetryWindow),
+		RetryWindow: window,
+		// Provisional: the first claim sets the end from its own time.
+		RetryWindowEnd: now.Add(window),
 		CreatedAt:      now,
 		UpdatedAt:      now,
 	}

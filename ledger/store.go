@@ -42,9 +42,12 @@ type Store interface {
 	// Any error means: do not send.
 	Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (Operation, error)
 	// ClaimBatch claims up to n PREPARED operations, oldest first, skipping
-	// rows another claimer holds. Each returned operation is held by its
-	// fence and its payload has been verified against its hash.
-	ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]Operation, error)
+	// rows another claimer holds. Each claim's lease is its target's in
+	// byTarget, or lease for a target byTarget does not list. Each returned
+	// operation is held by its fence and its payload has been verified
+	// against its hash. EInvalid for a non-positive n or lease, or a target
+	// listed twice.
+	ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...TargetLease) ([]Operation, error)
 
 	// Record applies an outcome if the caller still holds the current fence
 	// and the operation is in o.From; otherwise EStaleFence and nothing
@@ -87,9 +90,14 @@ type Outcome struct {
 	RemoteRef   string     // required for SUCCEEDED
 	NextAt      *time.Time // when UNKNOWN is next reconciled; default now
 	SentAt      *time.Time // set when the verdict followed a (re)send, e.g. a same-key replay
-	Reason      string     // short and payload-free
-	Actor       string
-	Evidence    map[string]any // status code, lookup summary; never the payload
+	// EndReplay ends the same-key replay window at the record's time (it
+	// never moves it later): a later send was answered "this request did
+	// nothing", and replaying into the same answer proves nothing more.
+	// Only the reconciler sets it, from UNKNOWN.
+	EndReplay bool
+	Reason    string // short and payload-free
+	Actor     string
+	Evidence  map[string]any // status code, lookup summary; never the payload
 }
 
 // EvidenceJSON validates o against the transition table and the ledger's
@@ -106,6 +114,9 @@ func (o Outcome) EvidenceJSON() ([]byte, error) {
 	}
 	if o.To == Succeeded && o.RemoteRef == "" {
 		return nil, Errorf(EInvalid, "SUCCEEDED requires the remote reference confirmed by the target")
+	}
+	if o.EndReplay && o.From != Unknown {
+		return nil, Errorf(EInvalid, "only the reconciler ends a replay window, from UNKNOWN")
 	}
 	if o.Actor == "" {
 		return nil, Errorf(EInvalid, "actor is required")

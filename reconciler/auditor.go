@@ -15,20 +15,16 @@ import (
 	"settle/target"
 )
 
-// ContractSet is every target contract of the deployment (*target.Set is
-// one): the auditor walks all targets, not just the ones it is asked about.
-type ContractSet interface {
-	Contracts
-	Names() []string
-}
-
-// Auditor compares SUCCEEDED operations with the target's own records, the
+// Auditor compares final operations with the target's own records, the
 // paper's "duplicates found by periodic audit against the target's own
 // records". For each operation it looks up settle's reference and keeps
-// only the objects carrying that reference and the operation's tenant: more
-// than one is a duplicate, none is a loss. SUCCEEDED is final, so neither
-// changes the operation; the finding is the record, and a loss is escalated
-// to the owning team. A failed lookup proves nothing and is only counted.
+// only the objects carrying that reference and the operation's tenant. For
+// a SUCCEEDED operation more than one is a duplicate and none is a loss;
+// for a FAILED_TERMINAL one ("Not applied") any is a phantom: the first
+// send, or one settle could not see, did apply. Both states are final, so
+// no finding changes the operation; the finding is the record, and losses
+// and phantoms are escalated to the owning team. A failed lookup proves
+// nothing and is only counted.
 //
 // A lookup by the target's object id alone ({remote_ref} without
 // {reference}) returns at most that one object, so on such a target the
@@ -49,8 +45,8 @@ type Auditor struct {
 	// read-after-write consistency nor a propagation limit (default 1h).
 	UndocumentedGrace time.Duration
 
-	once                                sync.Once
-	duplicates, losses, checked, failed *prometheus.CounterVec
+	once                                          sync.Once
+	duplicates, losses, phantoms, checked, failed *prometheus.CounterVec
 }
 
 // Report is what one audit pass over a target saw.
@@ -59,8 +55,9 @@ type Report struct {
 	Skipped string // why the target was not audited ("" when it was)
 
 	Checked        int // operations whose lookup gave a readable answer
-	Duplicates     int // of those, with more than one remote object
-	Losses         int // of those, with none
+	Duplicates     int // of those, SUCCEEDED with more than one remote object
+	Losses         int // of those, SUCCEEDED with none
+	Phantoms       int // of those, FAILED_TERMINAL with one or more
 	LookupsFailed  int // no answer, a non-200 status or an unreadable body
 	TooRecent      int // none found, but younger than the propagation limit: not yet a loss
 	NewFindings    int // findings recorded by this pass; the others were already open
@@ -77,7 +74,7 @@ type LookupFailure struct {
 // Found is one discrepancy a pass saw.
 type Found struct {
 	ledger.Finding
-	RemoteRef string // the object id the ledger confirmed
+	RemoteRef string // the object id the ledger confirmed ("" for a phantom)
 	New       bool   // recorded by this pass, not already open
 }
 
@@ -104,10 +101,11 @@ func (a *Auditor) setup() {
 	// finding, or two replicas finding it, counts it once.
 	a.duplicates = counter("settle_audit_duplicates_total", "SUCCEEDED operations with more than one remote object, found by the auditor (new findings), by target.")
 	a.losses = counter("settle_audit_losses_total", "SUCCEEDED operations with no remote object found by the auditor (new findings), by target.")
-	a.checked = counter("settle_audit_checked_total", "SUCCEEDED operations compared with the target's records, by target.")
+	a.phantoms = counter("settle_audit_phantoms_total", "FAILED_TERMINAL operations with a remote object found by the auditor (new findings), by target.")
+	a.checked = counter("settle_audit_checked_total", "SUCCEEDED and FAILED_TERMINAL operations compared with the target's records, by target.")
 	a.failed = counter("settle_audit_lookup_failures_total", "Audit lookups without a readable answer, by target.")
 	if a.Metrics != nil {
-		a.Metrics.MustRegister(a.duplicates, a.losses, a.checked, a.failed)
+		a.Metrics.MustRegister(a.duplicates, a.losses, a.phantoms, a.checked, a.failed)
 	}
 }
 
@@ -123,7 +121,7 @@ func (a *Auditor) auditable(name string) (*target.Contract, string) {
 	return c, ""
 }
 
-// AuditTarget makes one full pass over the target's SUCCEEDED operations,
+// AuditTarget makes one full pass over the target's final operations,
 // from the oldest, independent of the periodic walk's position. A target
 // that cannot be audited is reported in Report.Skipped; the error is for
 // the store only.
@@ -155,9 +153,9 @@ func (a *Auditor) AuditTarget(ctx context.Context, name string) (Report, error) 
 
 // Run audits every target with a lookup until ctx is cancelled: each tick
 // it checks the next Batch operations of each target from its saved
-// position, and starts over at the end, so operations that succeed later
-// (an old UNKNOWN resolved today) and duplicates made later are both met
-// on a later round. Replicas share the position; two of them auditing the
+// position, and starts over at the end, so operations that settle later
+// (an old UNKNOWN resolved today), duplicates made later and objects that
+// appear later for FAILED_TERMINAL operations are all met on a later round. Replicas share the position; two of them auditing the
 // same batch only repeat lookups, since findings are recorded once.
 func (a *Auditor) Run(ctx context.Context) error {
 	a.init()
@@ -208,7 +206,7 @@ func (a *Auditor) step(ctx context.Context, name string) error {
 	return a.Audit.SaveAuditPosition(ctx, name, next)
 }
 
-// check audits one SUCCEEDED operation and records what it finds.
+// check audits one final operation and records what it finds.
 func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Operation, rep *Report) error {
 	now := a.Now()
 	objects, ev, err := a.lookup(ctx, c, op)
@@ -224,6 +222,13 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 	a.checked.WithLabelValues(c.Name).Inc()
 	f := ledger.Finding{Tenant: op.Tenant, OperationID: op.ID, Target: c.Name, RemoteIDs: objects}
 	switch {
+	case op.State == ledger.FailedTerminal && len(objects) == 0:
+		return nil
+	case op.State == ledger.FailedTerminal:
+		// An object may become visible later (a late request, a lagging
+		// read path); the walk meets the operation again on every round.
+		rep.Phantoms++
+		f.Kind, f.Escalated = ledger.FindingPhantom, true
 	case len(objects) > 1:
 		rep.Duplicates++
 		f.Kind = ledger.FindingDuplicate
@@ -238,7 +243,7 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 		rep.Losses++
 		f.Kind, f.Escalated = ledger.FindingLoss, true
 	}
-	ev["remote_ref"] = op.RemoteRef
+	ev["remote_ref"], ev["ledger_state"] = op.RemoteRef, string(op.State)
 	// A handful of counts and one id: far below ledger.MaxEvidenceBytes.
 	if f.Evidence, err = json.Marshal(ev); err != nil {
 		return err
@@ -254,12 +259,16 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 	rep.NewFindings++
 	attrs := []any{"target", c.Name, "tenant", op.Tenant, "operation_id", op.ID, "remote_ref", op.RemoteRef,
 		"remote_ids", objects, "owner", c.Owner.Team, "escalation_contact", c.Owner.EscalationContact}
-	if f.Kind == ledger.FindingDuplicate {
+	switch f.Kind {
+	case ledger.FindingDuplicate:
 		a.duplicates.WithLabelValues(c.Name).Inc()
 		a.Log.Warn("auditor: the target holds more than one object for one operation", attrs...)
-	} else {
+	case ledger.FindingLoss:
 		a.losses.WithLabelValues(c.Name).Inc()
 		a.Log.Warn("auditor: SUCCEEDED operation has no remote object; escalated to "+c.Owner.Team, attrs...)
+	case ledger.FindingPhantom:
+		a.phantoms.WithLabelValues(c.Name).Inc()
+		a.Log.Warn("auditor: FAILED_TERMINAL operation has a remote object; escalated to "+c.Owner.Team, attrs...)
 	}
 	return nil
 }

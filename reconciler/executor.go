@@ -16,23 +16,45 @@ import (
 // the reconciler's to resolve.
 type Executor struct {
 	Store     ledger.Store
-	Contracts Contracts
+	Contracts ContractSet
 	Client    *target.Client
 	Log       *slog.Logger
 
-	Batch   int           // most operations claimed at once (default 100)
-	Workers int           // concurrent sends (default 16)
-	Lease   time.Duration // claim lease; must exceed every contract timeout (default 60s)
-	Idle    time.Duration // pause when nothing is ready (default 200ms)
-	Grace   time.Duration // how long shutdown waits for sends in progress (default 10s)
+	Batch   int // most operations claimed at once (default 100)
+	Workers int // concurrent sends (default 16)
+	// Lease, when positive, caps every claim lease. By default each claim
+	// holds its operation for its target's Contract.Lease (timeout +
+	// target.LeaseMargin); a cap below a target's timeout makes a slow send
+	// expire into UNKNOWN while it may still answer (its verdict is then
+	// discarded and the reconciler resolves it).
+	Lease time.Duration
+	Idle  time.Duration // pause when nothing is ready (default 200ms)
+	Grace time.Duration // how long shutdown waits for sends in progress (default 10s)
 }
 
 func (e *Executor) defaults() {
 	def(&e.Batch, 100)
 	def(&e.Workers, 16)
-	def(&e.Lease, 60*time.Second)
 	def(&e.Idle, 200*time.Millisecond)
 	def(&e.Grace, 10*time.Second)
+}
+
+// leases returns the claim lease of each target with a contract, and the
+// lease of any other target, whose operations are escalated unsent.
+func (e *Executor) leases() (time.Duration, []ledger.TargetLease) {
+	capped := func(d time.Duration) time.Duration {
+		if e.Lease > 0 {
+			return min(d, e.Lease)
+		}
+		return d
+	}
+	var byTarget []ledger.TargetLease
+	for _, name := range e.Contracts.Names() {
+		if c, ok := e.Contracts.Get(name); ok {
+			byTarget = append(byTarget, ledger.TargetLease{Target: name, Lease: capped(c.Lease())})
+		}
+	}
+	return capped(target.LeaseMargin), byTarget
 }
 
 func def[T int | time.Duration](v *T, d T) {
@@ -53,9 +75,10 @@ func (e *Executor) Run(ctx context.Context) error {
 	defer rec.close()
 
 	var (
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, e.Workers)
-		pause = newPause(e.Idle)
+		wg              sync.WaitGroup
+		slots           = make(chan struct{}, e.Workers)
+		pause           = newPause(e.Idle)
+		lease, byTarget = e.leases()
 	)
 	for ctx.Err() == nil {
 		free := e.Workers - len(slots)
@@ -67,7 +90,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		ops, err := e.Store.ClaimBatch(ctx, min(free, e.Batch), e.Lease)
+		ops, err := e.Store.ClaimBatch(ctx, min(free, e.Batch), lease, byTarget...)
 		if err != nil {
 			if ctx.Err() == nil {
 				e.Log.Error("executor: claim failed", "err", err)

@@ -13,11 +13,12 @@ import (
 
 // Reconciler resolves UNKNOWN operations by asking the authoritative system,
 // acting by the target's capability classes (paper, "Reconciling an Unknown
-// Outcome"): A, same key and identical bytes inside the retention window;
+// Outcome"): A, same key and identical bytes inside the retention window
+// (counted from the first claim, with the timeout and a margin to spare);
 // B, lookup by settle's reference; C, conditional resend of an update; D,
 // escalate at once. "Not found" becomes FAILED_TERMINAL only when all three
-// absence conditions hold, and past its deadline an unresolved operation is
-// escalated to its owning team.
+// absence conditions hold, an answer to a replay or resend never does, and
+// at its deadline an unresolved operation is escalated to its owning team.
 type Reconciler struct {
 	Store     ledger.Store
 	Contracts Contracts
@@ -93,7 +94,7 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 		return v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
 	}
 	v, sentAt := r.ask(ctx, c, op, now)
-	if v.to == ledger.Unknown && op.Deadline != nil && now.After(*op.Deadline) {
+	if v.to == ledger.Unknown && op.Deadline != nil && !now.Before(*op.Deadline) {
 		v.to = ledger.Escalated
 		v.reason = fmt.Sprintf("unresolved past its deadline (%s); escalated to %s <%s>; last finding: %s",
 			op.Deadline.Format(time.RFC3339), c.Owner.Team, c.Owner.EscalationContact, v.reason)
@@ -101,7 +102,7 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 	out := v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
 	out.SentAt = sentAt
 	if out.To == ledger.Unknown {
-		next := now.Add(r.delay(op, now, v.soon))
+		next := r.nextAt(op, now, v.soon)
 		out.NextAt = &next
 	}
 	r.Log.Info("reconciler: resolved", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
@@ -112,27 +113,44 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 // ask performs the one action the contract allows and returns its verdict,
 // and the send time when the action re-sent the request.
 func (r *Reconciler) ask(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) (verdict, *time.Time) {
+	canLookup := c.HasLookup() && (!c.Lookup.NeedsRemoteRef() || op.RemoteRef != "")
 	if c.CanReplay(now, op.RetryWindowEnd) {
 		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
-		v := sendVerdict(c, op, a)
-		v.evidence["via"] = "same-key replay"
-		return v, &now
+		return afterLaterSend(c, laterSendVerdict(c, op, a, "same-key replay"), canLookup), &now
 	}
-	if c.HasLookup() && (!c.Lookup.NeedsRemoteRef() || op.RemoteRef != "") {
+	if canLookup {
 		return r.lookup(ctx, c, op, now), nil
 	}
 	if version, ok := c.ExpectedVersion(op.Payload); ok && c.HasConditional() {
 		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, version)
-		v := sendVerdict(c, op, a)
-		v.evidence["via"] = "conditional resend"
+		v := laterSendVerdict(c, op, a, "conditional resend")
 		if a.Status == 412 {
 			v = verdict{to: ledger.Escalated, evidence: v.evidence,
 				reason: "the precondition failed: the resource changed, possibly by the first attempt; confirm by hand"}
 		}
-		return v, &now
+		return afterLaterSend(c, v, false), &now
 	}
 	return verdict{to: ledger.Escalated, evidence: map[string]any{"classes": c.Classes()},
 		reason: fmt.Sprintf("the target offers no way to confirm the outcome; escalated to %s", c.Owner.Team)}, nil
+}
+
+// afterLaterSend decides what follows a later send answered "this request
+// did nothing": sending again would most likely earn the same answer and
+// prove no more, so the replay window ends and the operation is looked up
+// next, or, when the target offers no lookup, escalated at once.
+func afterLaterSend(c *target.Contract, v verdict, canLookup bool) verdict {
+	if !v.didNothing {
+		return v
+	}
+	if canLookup {
+		v.endReplay, v.soon = true, true
+		v.reason += "; no more replays: it will be looked up"
+		return v
+	}
+	v.to = ledger.Escalated
+	v.reason += fmt.Sprintf("; the target offers no lookup to confirm it; escalated to %s <%s>",
+		c.Owner.Team, c.Owner.EscalationContact)
+	return v
 }
 
 // lookup asks the target for objects carrying settle's reference.
@@ -181,6 +199,17 @@ func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.O
 	ev["remote_ids"] = ids
 	return verdict{to: ledger.Escalated, evidence: ev,
 		reason: fmt.Sprintf("the target holds %d objects for one reference: possible duplicate", len(results))}
+}
+
+// nextAt is when the reconciler looks at the operation again: after the
+// backoff, but never past its deadline, so that an operation still
+// unresolved then is escalated on time rather than a backoff later.
+func (r *Reconciler) nextAt(op ledger.Operation, now time.Time, soon bool) time.Time {
+	next := now.Add(r.delay(op, now, soon))
+	if op.Deadline != nil && next.After(*op.Deadline) {
+		next = *op.Deadline // now is before it, or this round would have escalated
+	}
+	return next
 }
 
 // delay is the jittered backoff before the next round. It is half the time

@@ -19,6 +19,15 @@ type Contracts interface {
 	Get(name string) (*target.Contract, bool)
 }
 
+// ContractSet is every target contract of the deployment (*target.Set is
+// one), for loops that act per target rather than per operation: the
+// executor leases each target's claims by its timeout, the auditor walks
+// every target.
+type ContractSet interface {
+	Contracts
+	Names() []string
+}
+
 // verdict is a decision about one operation before it becomes an Outcome.
 type verdict struct {
 	to        ledger.State
@@ -26,12 +35,16 @@ type verdict struct {
 	reason    string
 	evidence  map[string]any
 	soon      bool // reconcile again after the minimum delay, not the backoff
+	// didNothing: a later send was answered with a status the contract
+	// documents as "no side effect": true of that request only.
+	didNothing bool
+	endReplay  bool // end the same-key replay window (ledger.Outcome.EndReplay)
 }
 
 func (v verdict) outcome(op ledger.Operation, from ledger.State, actor string) ledger.Outcome {
 	return ledger.Outcome{
 		Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence, From: from, To: v.to,
-		RemoteRef: v.remoteRef, Reason: v.reason, Actor: actor, Evidence: v.evidence,
+		RemoteRef: v.remoteRef, Reason: v.reason, Actor: actor, Evidence: v.evidence, EndReplay: v.endReplay,
 	}
 }
 
@@ -39,10 +52,11 @@ func unknown(reason string, ev map[string]any) verdict {
 	return verdict{to: ledger.Unknown, reason: reason, evidence: ev}
 }
 
-// sendVerdict classifies the answer to a create request (the executor's
-// send or the reconciler's same-key replay) following the contract's status
-// table: only a documented no-side-effect rejection is FAILED_TERMINAL, only
-// a verified object is SUCCEEDED, everything unclear is UNKNOWN.
+// sendVerdict classifies the answer to the first send of an operation (the
+// executor's) following the contract's status table: only a documented
+// no-side-effect rejection is FAILED_TERMINAL, only a verified object is
+// SUCCEEDED, everything unclear is UNKNOWN. Answers to later sends go
+// through laterSendVerdict.
 func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verdict {
 	if !a.Answered() {
 		return unknown("no response: "+a.Failure, map[string]any{"failure": a.Failure})
@@ -68,6 +82,24 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 		return v
 	}
 	return unknown(fmt.Sprintf("status %d does not prove an outcome", a.Status), ev)
+}
+
+// laterSendVerdict classifies the answer to a later send of the operation
+// (a same-key replay or a conditional resend), via names which. A status
+// documented as having no side effect (a 429, or the 400/422 a provider
+// gives for a key it has seen) says that this request did nothing; the
+// first send may still have committed, so it is never proof of absence:
+// the operation stays UNKNOWN with the answer as evidence (didNothing set,
+// for the caller to move on to lookup or escalation).
+func laterSendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt, via string) verdict {
+	v := sendVerdict(c, op, a)
+	v.evidence["via"] = via
+	if v.to != ledger.FailedTerminal {
+		return v
+	}
+	v.to, v.didNothing = ledger.Unknown, true
+	v.reason = fmt.Sprintf("the %s was answered %d, documented as having no side effect for that request; it proves nothing about the first send", via, a.Status)
+	return v
 }
 
 // objectVerdict checks one remote object against the approved payload: its

@@ -107,10 +107,12 @@ func (c *Contract) replayOver(t OperationTimes) Condition {
 	case !c.replay():
 		k.Met, k.Detail = true, "the target offers no same-key replay (not class A)"
 	case c.CanReplay(t.LookupAt, t.RetryWindowEnd):
-		k.Detail = fmt.Sprintf("a same-key replay is available until %s; replay instead", t.RetryWindowEnd.UTC().Format(time.RFC3339))
+		k.Detail = fmt.Sprintf("a same-key replay can be sent until %s (the window ends at %s, less the timeout and the replay margin); replay instead",
+			c.ReplayBy(t.RetryWindowEnd).UTC().Format(time.RFC3339), t.RetryWindowEnd.UTC().Format(time.RFC3339))
 	default:
 		k.Met = true
-		k.Detail = fmt.Sprintf("the same-key replay window ended at %s", t.RetryWindowEnd.UTC().Format(time.RFC3339))
+		k.Detail = fmt.Sprintf("the same-key replay window ended at %s (no replay is sent after %s: timeout %s and replay margin %s before its end)",
+			t.RetryWindowEnd.UTC().Format(time.RFC3339), c.ReplayBy(t.RetryWindowEnd).UTC().Format(time.RFC3339), c.Timeout, c.ReplayMargin())
 	}
 	return k
 }

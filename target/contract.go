@@ -104,7 +104,14 @@ type Idempotency struct {
 	Retention  time.Duration // documented key retention; 0 = window zero
 	Mismatch   string        // MismatchRejected, MismatchReplaysOriginal or Undocumented
 	Concurrent string        // ConcurrentConflict, ConcurrentWaits or Undocumented
+	// ReplayMargin is kept free at the end of the window for clock skew
+	// between settle and the target and for time a request spends in the
+	// target's queues; 0 = DefaultReplayMargin.
+	ReplayMargin time.Duration
 }
+
+// DefaultReplayMargin is the replay margin of a contract that states none.
+const DefaultReplayMargin = 5 * time.Second
 
 // Lookup is how to ask the target for an operation's real state.
 type Lookup struct {
@@ -240,12 +247,56 @@ func (c *Contract) RetryWindow() time.Duration {
 	return c.Idempotency.Retention
 }
 
+// LeaseMargin is what a claim lease adds to the target's timeout: time for
+// the executor to record its verdict once the answer (or the timeout) came.
+const LeaseMargin = 5 * time.Second
+
+// Lease is how long the executor's claim of one of the target's operations
+// holds it: the timeout plus LeaseMargin. A send cut off by a crash becomes
+// UNKNOWN, and can be replayed, soon after its answer could last have come.
+func (c *Contract) Lease() time.Duration { return c.Timeout + LeaseMargin }
+
+// CheckReplayRoom reports an error when a class A target's retention leaves
+// no time for a same-key replay after a crash: a send cut off by a crash is
+// UNKNOWN only once its claim lease expires, and a replay must then leave
+// the timeout and the replay margin before the window ends.
+func (c *Contract) CheckReplayRoom() error {
+	if !c.replay() {
+		return nil
+	}
+	need := c.Lease() + c.Timeout + c.ReplayMargin()
+	if need < c.Idempotency.Retention {
+		return nil
+	}
+	return fmt.Errorf("target %s: claim lease %s + timeout %s + replay margin %s = %s leaves no time for a same-key replay inside its %s retention; shorten timeout or idempotency.replay_margin, or set retention to 0 to do without replays",
+		c.Name, c.Lease(), c.Timeout, c.ReplayMargin(), need, c.Idempotency.Retention)
+}
+
+// ReplayMargin is the contract's replay margin (see Idempotency), or
+// DefaultReplayMargin.
+func (c *Contract) ReplayMargin() time.Duration {
+	if c.Idempotency == nil || c.Idempotency.ReplayMargin <= 0 {
+		return DefaultReplayMargin
+	}
+	return c.Idempotency.ReplayMargin
+}
+
+// ReplayBy is the last moment a same-key replay may be sent for a window
+// ending at windowEnd: the replay may reach the target as late as the
+// client's timeout after it was sent, and the replay margin covers the
+// clocks' disagreement and the target's queues. A replay sent later could
+// land after the target forgot the key and be executed as a new request.
+func (c *Contract) ReplayBy(windowEnd time.Time) time.Time {
+	return windowEnd.Add(-c.Timeout - c.ReplayMargin())
+}
+
 // CanReplay reports whether a same-key replay with the identical payload is
-// safe at now, given the operation's window end (created_at + RetryWindow).
-// Measuring the window from creation rather than from the target's receipt
-// ends it early, which is the safe side.
+// safe at now, given the operation's window end (its first claim +
+// RetryWindow): the target is class A and now is before ReplayBy. Measuring
+// the window from the claim, which precedes the send, rather than from the
+// target's receipt ends it early, which is the safe side.
 func (c *Contract) CanReplay(now, windowEnd time.Time) bool {
-	return c.replay() && now.Before(windowEnd)
+	return c.replay() && now.Before(c.ReplayBy(windowEnd))
 }
 
 // CreateURL returns the method and absolute URL of the create call.

@@ -112,15 +112,23 @@ func slicesContains(cs []Class, c Class) bool {
 
 func TestContract_CanReplay(t *testing.T) {
 	a := parseOne(t, "    idempotency: {header: K, retention: 24h, mismatch: rejected}\n")
+	m := parseOne(t, "    idempotency: {header: K, retention: 24h, mismatch: rejected, replay_margin: 1s}\n")
 	d := parseOne(t, "    idempotency: {header: K, retention: 24h}\n")
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	// A replay sent now may reach the target a timeout later, and the
+	// margin covers the clocks' disagreement: it must land inside the window.
+	room := DefaultTimeout + DefaultReplayMargin
 	tests := []struct {
 		name      string
 		c         *Contract
 		windowEnd time.Time
 		want      bool
 	}{
-		{"A inside window", a, now.Add(time.Second), true},
+		{"A inside window", a, now.Add(room + time.Second), true},
+		{"A with less than timeout and margin left", a, now.Add(room), false},
+		{"A inside window but within the timeout", a, now.Add(time.Second), false},
+		{"A with a stated margin", m, now.Add(DefaultTimeout + time.Second + time.Microsecond), true},
+		{"A with a stated margin, too late", m, now.Add(DefaultTimeout + time.Second), false},
 		{"A at window end", a, now, false},
 		{"A after window", a, now.Add(-time.Second), false},
 		{"not A inside window", d, now.Add(time.Hour), false},
@@ -134,6 +142,9 @@ func TestContract_CanReplay(t *testing.T) {
 	}
 	if a.RetryWindow() != 24*time.Hour || d.RetryWindow() != 0 {
 		t.Errorf("RetryWindow = %s, %s; want 24h, 0 (not class A)", a.RetryWindow(), d.RetryWindow())
+	}
+	if a.ReplayMargin() != DefaultReplayMargin || m.ReplayMargin() != time.Second || d.ReplayMargin() != DefaultReplayMargin {
+		t.Errorf("ReplayMargin = %s, %s, %s; want the default, 1s, the default", a.ReplayMargin(), m.ReplayMargin(), d.ReplayMargin())
 	}
 }
 
@@ -213,7 +224,9 @@ func TestContract_AbsenceMeaningful(t *testing.T) {
 		{"no lookup in the contract", parseOne(t, "    late_requests_rejected: true\n"), OperationTimes{LookupAt: after, LastSent: sent, Deadline: deadline}, []bool{false, true, true}},
 		{"neither consistency fact documented", lookupWith(`{path: "/t?r={reference}"}`, true, false), OperationTimes{LookupAt: after, LastSent: sent, Deadline: deadline}, []bool{false, true, true}},
 		{"class A inside its window", lookupWith(`{path: "/t?r={reference}", read_after_write: true}`, true, true),
-			OperationTimes{LookupAt: after, LastSent: sent, Deadline: deadline, RetryWindowEnd: after.Add(time.Second)}, []bool{true, true, false}},
+			OperationTimes{LookupAt: after, LastSent: sent, Deadline: deadline, RetryWindowEnd: after.Add(time.Hour)}, []bool{true, true, false}},
+		{"class A too near its window end for a replay", lookupWith(`{path: "/t?r={reference}", read_after_write: true}`, true, true),
+			OperationTimes{LookupAt: after, LastSent: sent, Deadline: deadline, RetryWindowEnd: after.Add(DefaultTimeout + DefaultReplayMargin)}, []bool{true, true, true}},
 		{"class A at its window end", lookupWith(`{path: "/t?r={reference}", read_after_write: true}`, true, true),
 			OperationTimes{LookupAt: after, LastSent: sent, Deadline: deadline, RetryWindowEnd: after}, []bool{true, true, true}},
 	}

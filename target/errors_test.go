@@ -37,7 +37,7 @@ func TestParse_Errors(t *testing.T) {
 		{"target not a mapping", "targets:\n  - payments\n", []string{"c.yaml:2: targets[0]: must be a mapping with the fields " + all + ", not a single value"}},
 		{"unknown target field", edit("    timeuot: 5s\n"), []string{"c.yaml:9: targets[0].timeuot: unknown field (allowed here: " + all + ")"}},
 		{"unknown nested field", edit("    idempotency:\n      header: Idempotency-Key\n      retension: 24h\n"), []string{
-			"c.yaml:11: targets[0].idempotency.retension: unknown field (allowed here: header, scope, retention, mismatch, concurrent)"}},
+			"c.yaml:11: targets[0].idempotency.retension: unknown field (allowed here: header, scope, retention, mismatch, concurrent, replay_margin)"}},
 		{"empty value", edit("    lookup:\n"), []string{"c.yaml:9: targets[0].lookup: is empty; give a value or remove the field"}},
 		{"anchor", replace("owner: {", "owner: &o {", ""), []string{"c.yaml:3: targets[0].owner: anchors, aliases and tags are not supported; write the value out"}},
 		{"tag", edit("    timeout: !!str 10s\n"), []string{"c.yaml:9: targets[0].timeout: anchors, aliases and tags are not supported; write the value out"}},
@@ -100,6 +100,10 @@ func TestParse_Errors(t *testing.T) {
 		{"retention negative", edit("    idempotency: {header: K, retention: -1h}\n"), []string{"c.yaml:9: targets[0].idempotency.retention: must not be negative"}},
 		{"mismatch unknown", edit("    idempotency: {header: K, mismatch: errors}\n"), []string{
 			`c.yaml:9: targets[0].idempotency.mismatch: "errors" is not one of rejected, replays_original, undocumented`}},
+		{"replay margin zero", edit("    idempotency: {header: K, retention: 24h, replay_margin: 0s}\n"), []string{
+			"c.yaml:9: targets[0].idempotency.replay_margin: must be more than 0s and at most 1h0m0s; leave it out for the default 5s"}},
+		{"replay margin too long", edit("    idempotency: {header: K, retention: 24h, replay_margin: 2h}\n"), []string{
+			"c.yaml:9: targets[0].idempotency.replay_margin: must be more than 0s and at most 1h0m0s; leave it out for the default 5s"}},
 		{"concurrent unknown", edit("    idempotency: {header: K, concurrent: queue}\n"), []string{
 			`c.yaml:9: targets[0].idempotency.concurrent: "queue" is not one of conflict, waits, undocumented`}},
 		{"concurrent conflict without in_progress row", edit("    idempotency: {header: K, concurrent: conflict}\n"), []string{

@@ -92,7 +92,7 @@ func TestLoad_CompleteFile(t *testing.T) {
 			Create:               Endpoint{Method: "POST", Path: "/v1/charges"},
 			ReferenceField:       "metadata.settle_ref",
 			TenantField:          "metadata.settle_tenant",
-			Idempotency:          &Idempotency{Header: "Idempotency-Key", Scope: "account", Retention: 24 * time.Hour, Mismatch: MismatchRejected, Concurrent: ConcurrentConflict},
+			Idempotency:          &Idempotency{Header: "Idempotency-Key", Scope: "account", Retention: 24 * time.Hour, Mismatch: MismatchRejected, Concurrent: ConcurrentConflict, ReplayMargin: 10 * time.Second},
 			Lookup:               &Lookup{Method: "GET", Path: "/v1/charges?reference={reference}", ResultsField: "data", PropagationLimit: 30 * time.Second},
 			ConditionalUpdate:    &ConditionalUpdate{Header: "If-Match", VersionField: "expected_version"},
 			LateRequestsRejected: true,

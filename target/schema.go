@@ -17,6 +17,7 @@ const (
 	MaxTimeout       = 2 * time.Minute
 	DefaultTolerance = 5 * time.Minute
 	MaxTolerance     = time.Hour
+	MaxReplayMargin  = time.Hour
 )
 
 var (
@@ -80,13 +81,18 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 		(a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".")) {
 		o.fail("tenant_field", "overlaps reference_field; settle writes both, so they must be separate fields")
 	}
-	if id := o.child("idempotency", "header", "scope", "retention", "mismatch", "concurrent"); id != nil {
+	if id := o.child("idempotency", "header", "scope", "retention", "mismatch", "concurrent", "replay_margin"); id != nil {
 		c.Idempotency = &Idempotency{
 			Header:     id.header("header"),
 			Scope:      id.str("scope", false),
 			Retention:  id.duration("retention", 0),
 			Mismatch:   id.oneOf("mismatch", Undocumented, MismatchRejected, MismatchReplaysOriginal, Undocumented),
 			Concurrent: id.oneOf("concurrent", Undocumented, ConcurrentConflict, ConcurrentWaits, Undocumented),
+		}
+		var ok bool
+		if c.Idempotency.ReplayMargin, ok = id.durationOK("replay_margin"); ok &&
+			(c.Idempotency.ReplayMargin == 0 || c.Idempotency.ReplayMargin > MaxReplayMargin) {
+			id.fail("replay_margin", "must be more than 0s and at most %s; leave it out for the default %s", MaxReplayMargin, DefaultReplayMargin)
 		}
 	}
 	c.Lookup = o.lookup(c)

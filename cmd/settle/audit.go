@@ -17,12 +17,14 @@ import (
 
 const auditUsage = `usage: settle audit --target NAME [--contracts FILE] [--database-url URL]
 
-  One full audit pass over the target's SUCCEEDED operations: exit 0 when
+  One full audit pass over the target's SUCCEEDED and FAILED_TERMINAL
+  operations (duplicates, losses, phantoms): exit 0 when
   clean, 1 on any finding or failed lookup, 2 on usage errors.
 `
 
 // audit runs `settle audit`: one full pass of the auditor over one target's
-// SUCCEEDED operations. It prints a summary line and one line per finding,
+// final (SUCCEEDED and FAILED_TERMINAL) operations. It prints a summary
+// line and one line per finding,
 // and returns an error (exit 1) unless the pass was complete and clean, so
 // that a drill or a deployment can gate on it.
 func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -69,7 +71,8 @@ func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case rep.Skipped != "":
 		return fmt.Errorf("target %s was not audited: %s", rep.Target, rep.Skipped)
 	case len(rep.Findings) > 0:
-		return fmt.Errorf("%d duplicate(s) and %d loss(es) found in target %s", rep.Duplicates, rep.Losses, rep.Target)
+		return fmt.Errorf("%d duplicate(s), %d loss(es) and %d phantom(s) found in target %s",
+			rep.Duplicates, rep.Losses, rep.Phantoms, rep.Target)
 	case rep.LookupsFailed > 0:
 		return fmt.Errorf("%d lookup(s) failed: the audit of target %s is incomplete", rep.LookupsFailed, rep.Target)
 	}
@@ -83,8 +86,8 @@ func printReport(w io.Writer, rep reconciler.Report) {
 		fmt.Fprintf(w, "audit %s: skipped: %s\n", shown(rep.Target), shown(rep.Skipped))
 		return
 	}
-	fmt.Fprintf(w, "audit %s: %d checked, %d duplicates, %d losses, %d lookups failed, %d too recent to judge a loss; %d new findings\n",
-		shown(rep.Target), rep.Checked, rep.Duplicates, rep.Losses, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
+	fmt.Fprintf(w, "audit %s: %d checked, %d duplicates, %d losses, %d phantoms, %d lookups failed, %d too recent to judge a loss; %d new findings\n",
+		shown(rep.Target), rep.Checked, rep.Duplicates, rep.Losses, rep.Phantoms, rep.LookupsFailed, rep.TooRecent, rep.NewFindings)
 	for _, f := range rep.Findings {
 		ids := make([]string, len(f.RemoteIDs))
 		for i, id := range f.RemoteIDs {

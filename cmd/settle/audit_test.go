@@ -50,7 +50,7 @@ func TestAudit_FindsDuplicate(t *testing.T) {
 
 	args := []string{"--contracts", contracts, "--database-url", db, "--target", "payments"}
 	code, out, errOut := runAudit(t, args...)
-	if code != 0 || !strings.HasPrefix(out, "audit payments: 1 checked, 0 duplicates, 0 losses, 0 lookups failed") {
+	if code != 0 || !strings.HasPrefix(out, "audit payments: 1 checked, 0 duplicates, 0 losses, 0 phantoms, 0 lookups failed") {
 		t.Fatalf("clean audit: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 

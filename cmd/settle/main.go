@@ -25,7 +25,7 @@ commands:
   escalation  list ESCALATED operations; propose, approve (two people) or reject a manual resolution
   quarantine  list and resolve quarantined inbound events
   figures     a tenant's figures per target: UNKNOWN per day, time to resolution, escalations, conflicts, duplicates
-  audit       compare a target's SUCCEEDED operations with its own records (exit 1 on findings)
+  audit       compare a target's SUCCEEDED and FAILED_TERMINAL operations with its own records (exit 1 on findings)
   callback    set, show and remove a tenant's callback endpoint
   sim         run the simulated payments target, or print its contract
 

@@ -79,7 +79,8 @@ func printOperation(w io.Writer, op ledger.Operation, evs []ledger.Event) {
 		{"reason", dash(op.Reason)}, {"remote_key", shown(op.RemoteKey)}, {"remote_ref", dash(op.RemoteRef)},
 		{"payload_sha256", hex.EncodeToString(op.PayloadHash)}, {"fence", fmt.Sprint(op.Fence)},
 		{"attempts", fmt.Sprint(op.Attempts)}, {"created", op.CreatedAt.Format(time.RFC3339)},
-		{"last_sent", t(op.LastSentAt)}, {"retry_window_end", op.RetryWindowEnd.Format(time.RFC3339)},
+		{"first_claimed", t(op.FirstClaimedAt)}, {"last_sent", t(op.LastSentAt)},
+		{"retry_window", replayWindow(op)}, {"retry_window_end", op.RetryWindowEnd.Format(time.RFC3339)},
 		{"deadline", t(op.Deadline)}, {"next_reconcile", t(op.NextReconcileAt)}, {"lease_expires", t(op.LeaseExpiresAt)},
 	} {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
@@ -93,4 +94,21 @@ func printOperation(w io.Writer, op ledger.Operation, evs []ledger.Event) {
 			shown(string(e.To)), e.Fence, shown(e.Actor), dash(e.Reason), shown(string(e.Evidence)))
 	}
 	_ = tw.Flush()
+}
+
+// replayWindow describes the replay window's length and where it starts: the
+// first claim, or creation for an operation claimed before settle recorded
+// its first claim (its window was counted from creation).
+func replayWindow(op ledger.Operation) string {
+	switch {
+	case op.RetryWindow == 0:
+		return "none (no same-key replay)"
+	case op.FirstClaimedAt != nil && op.RetryWindowEnd.Before(op.FirstClaimedAt.Add(op.RetryWindow)):
+		return op.RetryWindow.String() + " from the first claim, ended early: a replay was answered \"did nothing\""
+	case op.FirstClaimedAt != nil:
+		return op.RetryWindow.String() + " from the first claim"
+	case op.State == ledger.Prepared:
+		return op.RetryWindow.String() + " from the first claim (not claimed yet)"
+	}
+	return op.RetryWindow.String() + " from creation"
 }

@@ -59,7 +59,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noInbox, "no-inbox", false, "do not process received webhook deliveries from this replica")
 	fs.BoolVar(&c.noNotifier, "no-notifier", false, "do not deliver client callbacks from this replica")
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
-	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of a claimed or reconciled operation; must exceed every contract timeout")
+	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
@@ -107,7 +107,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer demo.stop()
-	if err := checkLease(contracts, cfg.lease); err != nil {
+	if err := checkLeases(contracts, cfg.lease); err != nil {
 		return err
 	}
 	secrets, err := webhookSecrets(contracts, os.Getenv, demo.secrets)
@@ -151,7 +151,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var loops []interface{ Run(context.Context) error }
 	if !cfg.noExecutor {
 		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: log,
-			Lease: cfg.lease, Workers: cfg.workers})
+			Workers: cfg.workers})
 	}
 	if !cfg.noSweeper {
 		loops = append(loops, &reconciler.Sweeper{Store: store, Log: log})
@@ -271,13 +271,21 @@ func webhookSecrets(set *target.Set, getenv func(string) string, known map[strin
 	return out, nil
 }
 
-// checkLease refuses a lease that a send could outlive: the sweeper would
-// declare UNKNOWN an operation whose answer is still on its way.
-func checkLease(set *target.Set, lease time.Duration) error {
+// checkLeases refuses a configuration in which a lease does not fit its
+// target. The reconciler's lease (--lease) must outlast a replay or lookup,
+// or another reconciler would take the operation while the answer is on
+// its way. A send's claim is leased per target (timeout + a margin), and on
+// a class A target a send cut off by a crash must still be replayable
+// inside the retention window once that lease has expired.
+func checkLeases(set *target.Set, lease time.Duration) error {
 	for _, name := range set.Names() {
 		c, _ := set.Get(name)
-		if lease < c.Timeout+5*time.Second {
-			return fmt.Errorf("--lease %s must exceed target %s's timeout (%s) by at least 5s", lease, name, c.Timeout)
+		if lease < c.Lease() {
+			return fmt.Errorf("--lease %s (the reconciler's) must exceed target %s's timeout (%s) by at least %s",
+				lease, name, c.Timeout, target.LeaseMargin)
+		}
+		if err := c.CheckReplayRoom(); err != nil {
+			return err
 		}
 	}
 	return nil

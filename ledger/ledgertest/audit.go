@@ -44,12 +44,34 @@ func (f *fixture) succeededOn(tenant, target string) ledger.Operation {
 	return f.record(op, ledger.InFlight, ledger.Succeeded)
 }
 
+// failedOn drives a new operation of tenant on target to FAILED_TERMINAL.
+func (f *fixture) failedOn(tenant, target string) ledger.Operation {
+	f.t.Helper()
+	n := f.newOp(tenant)
+	n.Target = target
+	op, _, err := f.store.Create(f.ctx, n)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	op, err = f.store.Claim(f.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.record(op, ledger.InFlight, ledger.FailedTerminal)
+}
+
+// The walk covers both final states: SUCCEEDED (is there exactly one
+// object?) and FAILED_TERMINAL (is there none?), in one order.
 func testAuditBatch(t *testing.T, h Harness) {
 	f, as := auditSetup(t, h)
 	var want []ledger.Operation
 	for i := 0; i < 7; i++ {
 		tenant := []string{"acme", "globex"}[i%2]
-		want = append(want, f.succeededOn(tenant, "payments"))
+		if i%4 == 1 {
+			want = append(want, f.failedOn(tenant, "payments"))
+		} else {
+			want = append(want, f.succeededOn(tenant, "payments"))
+		}
 		if i%3 == 0 {
 			f.clk.Advance(time.Millisecond) // others share a created_at: the id breaks the tie
 		}
@@ -57,8 +79,9 @@ func testAuditBatch(t *testing.T, h Harness) {
 	// Not in the walk: other states, another target.
 	f.create("acme")
 	f.unknown("globex")
-	f.inState("acme", ledger.FailedTerminal)
+	f.inState("acme", ledger.Escalated)
 	f.succeededOn("acme", "other")
+	f.failedOn("acme", "other")
 	sort.Slice(want, func(i, j int) bool {
 		if !want[i].CreatedAt.Equal(want[j].CreatedAt) {
 			return want[i].CreatedAt.Before(want[j].CreatedAt)
@@ -87,7 +110,7 @@ func testAuditBatch(t *testing.T, h Harness) {
 			t.Fatalf("n=%d: walked %d operations, want %d", n, len(got), len(want))
 		}
 		for i := range want {
-			if got[i].ID != want[i].ID || got[i].Tenant != want[i].Tenant || got[i].State != ledger.Succeeded {
+			if got[i].ID != want[i].ID || got[i].Tenant != want[i].Tenant || got[i].State != want[i].State {
 				t.Fatalf("n=%d position %d: %s/%s, want %s/%s (oldest first, then id)",
 					n, i, got[i].Tenant, got[i].ID, want[i].Tenant, want[i].ID)
 			}
@@ -135,6 +158,16 @@ func testFindings(t *testing.T, h Harness) {
 	record(dup, false) // re-auditing keeps one open finding
 	record(ledger.Finding{Tenant: "acme", OperationID: a.ID, Kind: ledger.FindingLoss, Escalated: true}, true)
 	record(ledger.Finding{Tenant: "globex", OperationID: b.ID, Kind: ledger.FindingDuplicate, RemoteIDs: []string{"x", "y"}}, true)
+	// An object for an operation the ledger calls "Not applied".
+	c := f.failedOn("initech", "payments")
+	phantom := ledger.Finding{Tenant: "initech", OperationID: c.ID, Kind: ledger.FindingPhantom,
+		RemoteIDs: []string{"ch_9"}, Escalated: true}
+	record(phantom, true)
+	record(phantom, false)
+	if fs, err := as.Findings(f.ctx, "initech", start); err != nil || len(fs) != 1 || fs[0].Kind != phantom.Kind ||
+		!fs[0].Escalated || !slices.Equal(fs[0].RemoteIDs, phantom.RemoteIDs) || fs[0].Target != "payments" {
+		t.Fatalf("phantom findings %+v, %v", fs, err)
+	}
 
 	got, err := as.Findings(f.ctx, "acme", start)
 	if err != nil || len(got) != 2 {
@@ -164,7 +197,10 @@ func testFindings(t *testing.T, h Harness) {
 		{"acme", "", start.Add(time.Second), 1},
 		{"globex", ledger.FindingDuplicate, start, 1},
 		{"globex", ledger.FindingLoss, start, 0},
-		{"initech", "", start, 0},
+		{"initech", "", start, 1},
+		{"initech", ledger.FindingPhantom, start, 1},
+		{"initech", ledger.FindingLoss, start, 0},
+		{"acme", ledger.FindingPhantom, start, 0},
 	} {
 		n, err := as.CountFindings(f.ctx, c.tenant, c.kind, c.since)
 		if err != nil || n != c.want {

@@ -16,6 +16,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
+	t.Run("Window", func(t *testing.T) { testWindow(t, h) })
+	t.Run("TargetLeases", func(t *testing.T) { testTargetLeases(t, h) })
 	t.Run("Record", func(t *testing.T) { testRecord(t, h) })
 	t.Run("SweepAndLease", func(t *testing.T) { testSweepAndLease(t, h) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, h) })

@@ -15,7 +15,8 @@ import (
 var _ ledger.AuditStore = (*Store)(nil)
 
 // AuditBatch implements ledger.AuditStore on the partial index
-// operation_ledger_audit (target, created_at, operation_id).
+// operation_ledger_audit (target, created_at, operation_id) of the final
+// states.
 func (s *Store) AuditBatch(ctx context.Context, target string, after ledger.Cursor, n int) ([]ledger.Operation, ledger.Cursor, error) {
 	if err := ledger.CheckAuditBatch(target, after, n); err != nil {
 		return nil, ledger.Cursor{}, err
@@ -25,7 +26,7 @@ func (s *Store) AuditBatch(ctx context.Context, target string, after ledger.Curs
 		at, id = after.CreatedAt, after.ID
 	}
 	ops, err := collect(s.pool.Query(ctx, `SELECT `+cols+` FROM operation_ledger
-		WHERE target = $1 AND state = 'SUCCEEDED'
+		WHERE target = $1 AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
 			AND ($2::timestamptz IS NULL OR (created_at, operation_id) > ($2, $3::uuid))
 		ORDER BY created_at, operation_id
 		LIMIT $4`, target, at, id, n))

@@ -20,7 +20,8 @@ func columns(alias string) string {
 	return fmt.Sprintf(`%[1]stenant_id, %[1]soperation_id::text, %[1]soperation_type, %[1]sintent_ref,
 	%[1]starget, %[1]spayload, %[1]spayload_hash, %[1]sremote_key::text, %[1]sstate, %[1]sfence_token,
 	%[1]sattempt_count, %[1]slease_expires_at, %[1]sremote_ref, %[1]sretry_window_end, %[1]sdeadline,
-	%[1]snext_reconcile_at, %[1]sreason, %[1]screated_at, %[1]supdated_at, %[1]slast_sent_at`, a)
+	%[1]snext_reconcile_at, %[1]sreason, %[1]screated_at, %[1]supdated_at, %[1]slast_sent_at,
+	%[1]sfirst_claimed_at, %[1]sretry_window_micros`, a)
 }
 
 var (
@@ -33,15 +34,16 @@ func scanOperation(row pgx.Row) (ledger.Operation, error) {
 		op        ledger.Operation
 		state     string
 		remoteRef *string
+		window    int64
 	)
 	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
 		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &op.LeaseExpiresAt,
 		&remoteRef, &op.RetryWindowEnd, &op.Deadline, &op.NextReconcileAt, &op.Reason,
-		&op.CreatedAt, &op.UpdatedAt, &op.LastSentAt)
+		&op.CreatedAt, &op.UpdatedAt, &op.LastSentAt, &op.FirstClaimedAt, &window)
 	if err != nil {
 		return op, err
 	}
-	op.State = ledger.State(state)
+	op.State, op.RetryWindow = ledger.State(state), time.Duration(window)*time.Microsecond
 	if remoteRef != nil {
 		op.RemoteRef = *remoteRef
 	}
@@ -52,6 +54,7 @@ func scanOperation(row pgx.Row) (ledger.Operation, error) {
 	utcp(op.Deadline)
 	utcp(op.NextReconcileAt)
 	utcp(op.LastSentAt)
+	utcp(op.FirstClaimedAt)
 	return op, nil
 }
 
@@ -84,8 +87,9 @@ func collect(rows pgx.Rows, err error) ([]ledger.Operation, error) {
 var createSQL = `
 WITH ins AS (
 	INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
-		payload, payload_hash, remote_key, state, retry_window_end, deadline, created_at, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $10, $11, $11)
+		payload, payload_hash, remote_key, state, retry_window_end, retry_window_micros, deadline,
+		created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $12, $10, $11, $11)
 	ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
 	RETURNING *
 ), ev AS (
@@ -113,7 +117,8 @@ func (s *Store) create(ctx context.Context, q querier, n ledger.NewOperation) (l
 		return ledger.Operation{}, false, err
 	}
 	got, err := scanOperation(q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
-		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt))
+		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt,
+		op.RetryWindow.Microseconds()))
 	if err == nil {
 		return got, true, nil
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,20 @@ const eventCTE = `ev AS (
 	FROM %s
 )`
 
+// claimSet is the SET list of every sender claim, for columns qualified by
+// alias ("" or "o."), a lease end and the claim's time. The first claim
+// starts the same-key replay window; nothing returns to PREPARED, so every
+// claim is the first, but the window is never moved by a later one.
+func claimSet(alias, leaseEnd, now string) string {
+	return strings.NewReplacer("{a}", alias, "{lease}", leaseEnd, "{now}", now).Replace(`state = 'IN_FLIGHT',
+		fence_token = {a}fence_token + 1, attempt_count = {a}attempt_count + 1,
+		lease_expires_at = {lease}, updated_at = {now}, reason = '', last_sent_at = {now},
+		first_claimed_at = coalesce({a}first_claimed_at, {now}),
+		retry_window_end = CASE WHEN {a}first_claimed_at IS NULL
+			THEN {now}::timestamptz + {a}retry_window_micros * interval '1 microsecond'
+			ELSE {a}retry_window_end END`)
+}
+
 // Claim implements ledger.Store: one conditional UPDATE is the compare-and-
 // swap, and it re-checks the approved hash.
 func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease time.Duration) (ledger.Operation, error) {
@@ -31,9 +46,7 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
 WITH c AS (
-	UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
-		attempt_count = attempt_count + 1, lease_expires_at = $4, updated_at = $5, reason = '',
-		last_sent_at = $5
+	UPDATE operation_ledger SET `+claimSet("", "$4", "$5")+`
 	WHERE tenant_id = $1 AND operation_id = $2 AND state = 'PREPARED' AND payload_hash = $3
 	RETURNING `+cols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
 		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
@@ -52,10 +65,16 @@ SELECT `+cols+` FROM c`, tenant, id, hash, now.Add(lease), now))
 	return ledger.VerifyClaimed(ctx, ops[0], s.Record)
 }
 
-// ClaimBatch implements ledger.Store.
-func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
-	if lease <= 0 || n <= 0 {
-		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+// ClaimBatch implements ledger.Store. Each row's lease is looked up by its
+// target in the arrays of per-target leases ($4, $5), so that one statement
+// claims the operations of many targets.
+func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error) {
+	if err := ledger.CheckClaimBatch(n, lease, byTarget); err != nil {
+		return nil, err
+	}
+	targets, leases := make([]string, len(byTarget)), make([]int64, len(byTarget))
+	for i, l := range byTarget {
+		targets[i], leases[i] = l.Target, l.Lease.Microseconds()
 	}
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
@@ -64,15 +83,14 @@ WITH picked AS (
 	WHERE state = 'PREPARED' ORDER BY created_at LIMIT $1
 	FOR UPDATE SKIP LOCKED
 ), c AS (
-	UPDATE operation_ledger o SET state = 'IN_FLIGHT', fence_token = o.fence_token + 1,
-		attempt_count = o.attempt_count + 1, lease_expires_at = $2, updated_at = $3, reason = '',
-		last_sent_at = $3
+	UPDATE operation_ledger o SET `+claimSet("o.", `$3::timestamptz + interval '1 microsecond' *
+		coalesce(($5::bigint[])[array_position($4::text[], o.target)], $2::bigint)`, "$3")+`
 	FROM picked p
 	WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id AND o.state = 'PREPARED'
 	RETURNING `+oCols+`, 'PREPARED'::text AS from_state, 'executor'::text AS actor,
 		'claimed'::text AS reason_ev, '{}'::jsonb AS evidence
 ), `+fmt.Sprintf(eventCTE, "c")+`
-SELECT `+cols+` FROM c ORDER BY created_at`, n, now.Add(lease), now))
+SELECT `+cols+` FROM c ORDER BY created_at`, n, lease.Microseconds(), now, targets, leases))
 	if err != nil {
 		return nil, fmt.Errorf("claim batch: %w", err)
 	}
@@ -115,6 +133,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		tenants, ids, froms, tos, refs, reasons, actors, evs []string
 		fences                                               []int64
 		nexts, sents                                         []*time.Time
+		ends                                                 []bool
 		index                                                = map[string]int{}
 	)
 	for i, o := range outcomes {
@@ -128,7 +147,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		index[o.Tenant+"/"+o.OperationID] = i
 		tenants, ids, fences = append(tenants, o.Tenant), append(ids, o.OperationID), append(fences, o.Fence)
 		froms, tos, refs = append(froms, string(o.From)), append(tos, string(o.To)), append(refs, o.RemoteRef)
-		nexts, sents = append(nexts, ledger.NextReconcile(o, now)), append(sents, o.SentAt)
+		nexts, sents, ends = append(nexts, ledger.NextReconcile(o, now)), append(sents, o.SentAt), append(ends, o.EndReplay)
 		reasons, actors, evs = append(reasons, o.Reason), append(actors, o.Actor), append(evs, string(evidence[i]))
 	}
 	ops := make([]ledger.Operation, len(outcomes))
@@ -137,13 +156,15 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		got, err := collect(s.pool.Query(ctx, `
 WITH i AS (
 	SELECT * FROM unnest($1::text[], $2::uuid[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[], $12::timestamptz[])
-		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence, sent_at)
+		$7::timestamptz[], $8::text[], $9::text[], $10::jsonb[], $12::timestamptz[], $14::bool[])
+		AS t(tenant_id, operation_id, fence, from_state, to_state, remote_ref, next_at, reason, actor, evidence,
+			sent_at, end_replay)
 ), u AS (
 	UPDATE operation_ledger o SET state = i.to_state,
 		remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),
 		lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $11,
-		last_sent_at = coalesce(i.sent_at, o.last_sent_at)
+		last_sent_at = coalesce(i.sent_at, o.last_sent_at),
+		retry_window_end = CASE WHEN i.end_replay THEN least(o.retry_window_end, $11) ELSE o.retry_window_end END
 	FROM i
 	WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
 		AND o.state = i.from_state AND o.fence_token = i.fence
@@ -154,7 +175,7 @@ WITH i AS (
 			// lost (callbacks.go; $13).
 			callbackCTE("$13")+`
 SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents,
-			callbackStates()))
+			callbackStates(), ends))
 		if err != nil {
 			return nil, nil, fmt.Errorf("record: %w", err)
 		}

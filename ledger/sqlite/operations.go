@@ -14,28 +14,30 @@ import (
 
 const cols = `tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
 	remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref, retry_window_end,
-	deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at`
+	deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at, first_claimed_at,
+	retry_window_micros`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanOperation(row scanner) (ledger.Operation, error) {
 	var (
-		op                              ledger.Operation
-		state                           string
-		lease, deadline, next, lastSent sql.NullInt64
-		remoteRef                       sql.NullString
-		window, created, updated        int64
+		op                                          ledger.Operation
+		state                                       string
+		lease, deadline, next, lastSent, firstClaim sql.NullInt64
+		remoteRef                                   sql.NullString
+		windowEnd, created, updated, window         int64
 	)
 	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
 		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &lease, &remoteRef,
-		&window, &deadline, &next, &op.Reason, &created, &updated, &lastSent)
+		&windowEnd, &deadline, &next, &op.Reason, &created, &updated, &lastSent, &firstClaim, &window)
 	if err != nil {
 		return op, err
 	}
 	op.State, op.RemoteRef = ledger.State(state), remoteRef.String
 	op.LeaseExpiresAt, op.Deadline, op.NextReconcileAt = fromNull(lease), fromNull(deadline), fromNull(next)
-	op.LastSentAt = fromNull(lastSent)
-	op.RetryWindowEnd, op.CreatedAt, op.UpdatedAt = fromMicros(window), fromMicros(created), fromMicros(updated)
+	op.LastSentAt, op.FirstClaimedAt = fromNull(lastSent), fromNull(firstClaim)
+	op.RetryWindowEnd, op.CreatedAt, op.UpdatedAt = fromMicros(windowEnd), fromMicros(created), fromMicros(updated)
+	op.RetryWindow = time.Duration(window) * time.Microsecond
 	return op, nil
 }
 
@@ -116,12 +118,12 @@ func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Opera
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		got, err := scanOperation(tx.QueryRowContext(ctx, `INSERT INTO operation_ledger (tenant_id,
 			operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
-			retry_window_end, deadline, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PREPARED', ?, ?, ?, ?)
+			retry_window_end, retry_window_micros, deadline, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PREPARED', ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
 			RETURNING `+cols, op.Tenant, op.ID, op.Type, op.IntentRef, op.Target, op.Payload,
-			op.PayloadHash, op.RemoteKey, micros(op.RetryWindowEnd), microsPtr(op.Deadline),
-			micros(op.CreatedAt), micros(op.UpdatedAt)))
+			op.PayloadHash, op.RemoteKey, micros(op.RetryWindowEnd), op.RetryWindow.Microseconds(),
+			microsPtr(op.Deadline), micros(op.CreatedAt), micros(op.UpdatedAt)))
 		if err == nil {
 			out, created = got, true
 			return appendEvents(ctx, tx, []event{{op: got, actor: "client", reason: "created"}})

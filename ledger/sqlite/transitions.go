@@ -3,16 +3,28 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"settle/ledger"
 )
 
-// claimSet is the SET list of every sender claim.
-const claimSet = `state = 'IN_FLIGHT', fence_token = fence_token + 1,
-	attempt_count = attempt_count + 1, lease_expires_at = ?1, updated_at = ?2, reason = '',
-	last_sent_at = ?2`
+// claimSet is the SET list of every sender claim, with ?2 the claim's time
+// and leaseEnd an expression of the lease's end. The first claim starts the
+// same-key replay window; nothing returns to PREPARED, so every claim is the
+// first, but the window is never moved by a later one.
+func claimSet(leaseEnd string) string {
+	return `state = 'IN_FLIGHT', fence_token = fence_token + 1,
+	attempt_count = attempt_count + 1, lease_expires_at = ` + leaseEnd + `, updated_at = ?2, reason = '',
+	last_sent_at = ?2, first_claimed_at = coalesce(first_claimed_at, ?2),
+	retry_window_end = CASE WHEN first_claimed_at IS NULL THEN ?2 + retry_window_micros
+		ELSE retry_window_end END`
+}
+
+// batchLeaseEnd is a batch claim's lease end: ?2 plus the lease of the row's
+// target in the JSON object ?3 (target → microseconds), or ?1.
+const batchLeaseEnd = `?2 + coalesce((SELECT value FROM json_each(?3) WHERE key = operation_ledger.target), ?1)`
 
 func claimedEvents(ops []ledger.Operation) []event {
 	evs := make([]event, len(ops))
@@ -31,7 +43,7 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 	var ops []ledger.Operation
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet+`
+		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet("?1")+`
 			WHERE tenant_id = ? AND operation_id = ? AND state = 'PREPARED' AND payload_hash = ?
 			RETURNING `+cols, micros(now.Add(lease)), micros(now), tenant, id, hash))
 		if err != nil {
@@ -52,20 +64,29 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 	return ledger.VerifyClaimed(ctx, ops[0], s.Record)
 }
 
-// ClaimBatch implements ledger.Store.
-func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
-	if lease <= 0 || n <= 0 {
-		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+// ClaimBatch implements ledger.Store. Each row's lease is looked up by its
+// target in a JSON object of per-target leases.
+func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error) {
+	if err := ledger.CheckClaimBatch(n, lease, byTarget); err != nil {
+		return nil, err
+	}
+	leases := make(map[string]int64, len(byTarget))
+	for _, l := range byTarget {
+		leases[l.Target] = l.Lease.Microseconds()
+	}
+	byTargetJSON, err := json.Marshal(leases)
+	if err != nil {
+		return nil, fmt.Errorf("claim batch: %w", err)
 	}
 	now := s.clock()
 	var ops []ledger.Operation
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet+`
+		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet(batchLeaseEnd)+`
 			WHERE (tenant_id, operation_id) IN (
 				SELECT tenant_id, operation_id FROM operation_ledger
-				WHERE state = 'PREPARED' ORDER BY created_at LIMIT ?)
-			RETURNING `+cols, micros(now.Add(lease)), micros(now), n))
+				WHERE state = 'PREPARED' ORDER BY created_at LIMIT ?4)
+			RETURNING `+cols, lease.Microseconds(), micros(now), string(byTargetJSON), n))
 		if err != nil {
 			return err
 		}
@@ -115,12 +136,14 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 			if errs[i] != nil {
 				continue
 			}
-			got, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
-				remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
-				next_reconcile_at = ?, reason = ?, updated_at = ?, last_sent_at = coalesce(?, last_sent_at)
-				WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
+			got, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?1,
+				remote_ref = coalesce(nullif(?2, ''), remote_ref), lease_expires_at = NULL,
+				next_reconcile_at = ?3, reason = ?4, updated_at = ?5, last_sent_at = coalesce(?6, last_sent_at),
+				retry_window_end = CASE WHEN ?11 THEN min(retry_window_end, ?5) ELSE retry_window_end END
+				WHERE tenant_id = ?7 AND operation_id = ?8 AND state = ?9 AND fence_token = ?10
 				RETURNING `+cols, string(o.To), o.RemoteRef, microsPtr(ledger.NextReconcile(o, now)),
-				o.Reason, micros(now), microsPtr(o.SentAt), o.Tenant, o.OperationID, string(o.From), o.Fence))
+				o.Reason, micros(now), microsPtr(o.SentAt), o.Tenant, o.OperationID, string(o.From), o.Fence,
+				o.EndReplay))
 			if err != nil {
 				return err
 			}

@@ -82,10 +82,12 @@ func (s *Sim) contract(name, base string, today time.Time) []byte {
 	p("      - {status: 201, outcome: succeeded}")
 	p("      - {status: 202, outcome: accepted_pending}")
 	p("      - {status: 400, outcome: rejected_without_side_effect, documentation: %s}", errorsDoc)
+	p("      - {status: 429, outcome: rejected_without_side_effect, documentation: %s}", errorsDoc)
 	conflict := c.Class == "A" && c.ConflictOnConcurrent
-	// A mismatch status that is also 400 or, with conflicts, 409 is left to
-	// that row: for 409, in_progress is the safe reading of the two.
-	if m := c.MismatchStatus; c.Class == "A" && m != http.StatusBadRequest && !(conflict && m == http.StatusConflict) {
+	// A mismatch status that is also 400, 429 or, with conflicts, 409 is
+	// left to that row: for 409, in_progress is the safe reading of the two.
+	if m := c.MismatchStatus; c.Class == "A" && m != http.StatusBadRequest && m != http.StatusTooManyRequests &&
+		!(conflict && m == http.StatusConflict) {
 		p("      - {status: %d, outcome: rejected_without_side_effect, documentation: %s}", m, errorsDoc)
 	}
 	if conflict {
@@ -150,6 +152,8 @@ func (s *Sim) handleDocs(w http.ResponseWriter, r *http.Request) {
 	p("201  The charge was created and has succeeded.")
 	p("202  The charge was created and is pending; it succeeds later.")
 	p("400  invalid_request: the body was refused before anything was created. No side effect.")
+	p("429  rate_limited: the request was refused before anything was done. No side effect; a")
+	p("     request with the same key made earlier is unaffected.")
 	if c.Class == "A" {
 		p("%d  idempotency_key_mismatch: the key was first used with a different body. This request", c.MismatchStatus)
 		p("     created nothing; the charge of the key's first use, if any, is unaffected.")

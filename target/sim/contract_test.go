@@ -191,7 +191,7 @@ func TestSim_Docs(t *testing.T) {
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Errorf("Content-Type = %q", ct)
 	}
-	for _, want := range []string{"400  invalid_request", "409  idempotency_key_mismatch", "409  idempotency_key_in_use", "5xx"} {
+	for _, want := range []string{"400  invalid_request", "429  rate_limited", "409  idempotency_key_mismatch", "409  idempotency_key_in_use", "5xx"} {
 		if !strings.Contains(string(r.body), want) {
 			t.Errorf("docs lack %q:\n%s", want, r.body)
 		}
@@ -201,6 +201,12 @@ func TestSim_Docs(t *testing.T) {
 	if got := parseContract(t, srv, "payments").Classify(409); got != target.InProgress {
 		t.Errorf("Classify(409) = %s", got)
 	}
+	// The contract cites the docs for a 429: it happens before anything.
+	if c := parseContract(t, srv, "payments"); c.Classify(429) != target.RejectedWithoutSideEffect || c.Cites(429) == "" {
+		t.Errorf("Classify(429) = %s citing %q", c.Classify(429), c.Cites(429))
+	}
+	// A mismatch status of 429 is left to the 429 row, not mapped twice.
+	parseContract(t, start(t, sim.Config{Class: "A", MismatchStatus: 429}), "payments")
 }
 
 func TestStart_URLNamesRequestedHost(t *testing.T) {

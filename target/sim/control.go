@@ -26,9 +26,13 @@ const (
 	Slow
 	// Reset aborts the TCP connection (RST) before committing anything.
 	Reset
+	// RateLimited answers 429 before doing anything, class A keys included:
+	// the request had no effect, which says nothing about an earlier
+	// request with the same key. Only scripted, never drawn.
+	RateLimited
 )
 
-var faultNames = [...]string{"None", "DropAfterCommit", "FailAfterCommit", "FailBeforeCommit", "Slow", "Reset"}
+var faultNames = [...]string{"None", "DropAfterCommit", "FailAfterCommit", "FailBeforeCommit", "Slow", "Reset", "RateLimited"}
 
 // String returns the fault's Go name.
 func (f Fault) String() string {
@@ -61,7 +65,7 @@ func (c Config) faultOdds() []faultOdds {
 // value that is not one of the Fault constants, a programming error.
 func (s *Sim) Script(faults ...Fault) {
 	for _, f := range faults {
-		if f < None || f > Reset {
+		if f < None || f > RateLimited {
 			panic("sim: Script: unknown " + f.String())
 		}
 	}

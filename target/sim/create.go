@@ -65,6 +65,9 @@ func (s *Sim) handleCreate(w http.ResponseWriter, r *http.Request) {
 	case Reset:
 		hangUp(w, true)
 		return
+	case RateLimited:
+		writeError(w, http.StatusTooManyRequests, "rate_limited", "")
+		return
 	}
 
 	res, replayed, release := s.execute(r.Header.Get("Idempotency-Key"), in)

@@ -24,6 +24,7 @@ func TestFaults(t *testing.T) {
 		{fault: sim.Reset, wantErr: isReset, wantObjects: 0},
 		{fault: sim.DropAfterCommit, wantErr: func(err error) bool { return err != nil && !isReset(err) }, wantObjects: 1},
 		{fault: sim.Slow, wantErr: isTimeout, wantObjects: 1},
+		{fault: sim.RateLimited, wantStatus: http.StatusTooManyRequests, wantObjects: 0},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			srv := start(t, sim.Config{Class: "B", SlowDelay: 500 * time.Millisecond})
