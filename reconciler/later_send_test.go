@@ -19,7 +19,7 @@ func TestLaterSendVerdict(t *testing.T) {
 		didNothing bool
 	}{
 		"400Documented": {target.Attempt{Status: 400}, ledger.Unknown, true},
-		"Verified201":   {target.Attempt{Status: 201, Body: remote("ch_1", "500", "acme", "succeeded")}, ledger.Succeeded, false},
+		"Verified201":   {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "acme", "succeeded")}, ledger.Succeeded, false},
 		"409InProgress": {target.Attempt{Status: 409}, ledger.Unknown, false},
 		"Timeout":       {target.Attempt{Failure: "timeout"}, ledger.Unknown, false},
 		"500":           {target.Attempt{Status: 500}, ledger.Unknown, false},
