@@ -235,139 +235,15 @@ func fillOld(ctx context.Context, t *testing.T, pool *pgxpool.Pool, version int6
 }
 
 // checkUpgraded reads the old rows through the store and runs every loop's
-// work on them.
+// work on them (ledgertest.CheckUpgraded, shared by both stores).
 func checkUpgraded(ctx context.Context, t *testing.T, s *postgres.Store, version int64, now time.Time) {
 	t.Helper()
-	for _, o := range oldOps {
-		op, err := s.Get(ctx, "acme", o.id())
-		if err != nil {
-			t.Fatalf("op %d: %v", o.n, err)
-		}
-		if op.State != o.state || op.Fence != o.fence || op.IntentRef != fmt.Sprintf("order-%d", o.n) ||
-			string(op.Payload) != string(o.payload()) || op.RemoteKey != o.remoteKey() || op.Reason != o.reason ||
-			!op.CreatedAt.Equal(now.Add(-o.age)) {
-			t.Errorf("op %d after the upgrade: %+v", o.n, op)
-		}
-		// last_sent_at (00003) is NULL for rows written before it existed.
-		switch {
-		case version < 3 || o.state == ledger.Prepared:
-			if op.LastSentAt != nil {
-				t.Errorf("op %d: last sent %v, want none", o.n, op.LastSentAt)
-			}
-		case op.LastSentAt == nil || !op.LastSentAt.Equal(o.sentAt(now)):
-			t.Errorf("op %d: last sent %v, want %v", o.n, op.LastSentAt, o.sentAt(now))
-		}
-		evs, err := s.Events(ctx, "acme", o.id())
-		if _, to := o.events(); err != nil || len(evs) != len(to) {
-			t.Errorf("op %d: %d events, %v; want %d", o.n, len(evs), err, len(to))
-		}
+	old := make([]ledgertest.OldOperation, len(oldOps))
+	for i, o := range oldOps {
+		_, to := o.events()
+		old[i] = ledgertest.OldOperation{N: o.n, ID: o.id(), RemoteKey: o.remoteKey(), Reason: o.reason,
+			State: o.state, Fence: o.fence, Payload: o.payload(), CreatedAt: now.Add(-o.age),
+			SentAt: o.sentAt(now), Events: len(to)}
 	}
-	page, err := s.List(ctx, ledger.ListFilter{Tenant: "acme"})
-	if err != nil || len(page.Operations) != len(oldOps) || page.Operations[0].ID != oldOps[len(oldOps)-1].id() {
-		t.Fatalf("list: %d operations, %v", len(page.Operations), err)
-	}
-	if ops, err := s.Find(ctx, "acme", "ch_4"); err != nil || len(ops) != 1 || ops[0].ID != oldOps[3].id() {
-		t.Errorf("find by remote reference: %v, %v", ops, err)
-	}
-	if n, err := s.PayloadConflicts(ctx, "acme", now.Add(-time.Hour)); err != nil || n != 1 {
-		t.Errorf("payload conflicts = %d, %v", n, err)
-	}
-
-	// The API: the same intent is the old operation; a new one is created.
-	if op, created, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "order-1",
-		Target: "payments", Payload: oldOps[0].payload()}); err != nil || created || op.ID != oldOps[0].id() {
-		t.Fatalf("create the old intent again: %s created=%v, %v", op.ID, created, err)
-	}
-	if _, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "order-7",
-		Target: "payments", Payload: []byte(`{"amount":7}`)}); err != nil {
-		t.Fatal(err)
-	}
-
-	// The executor claims the old PREPARED operation (its stored payload
-	// still matches its hash) and the new one, and records them.
-	claimed, err := s.ClaimBatch(ctx, 10, time.Minute)
-	if err != nil || len(claimed) != 2 || claimed[0].ID != oldOps[0].id() {
-		t.Fatalf("claimed %d, %v", len(claimed), err)
-	}
-	for _, op := range claimed {
-		if _, err := s.Record(ctx, ledger.Outcome{Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
-			From: ledger.InFlight, To: ledger.Succeeded, RemoteRef: "ch_new_" + op.IntentRef,
-			Actor: ledger.ActorExecutor}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The sweeper and the reconciler take over the old IN_FLIGHT and UNKNOWN.
-	if n, err := s.SweepExpired(ctx); err != nil || n != 1 {
-		t.Fatalf("swept %d, %v", n, err)
-	}
-	leased, err := s.LeaseUnknown(ctx, 10, time.Minute)
-	if err != nil || len(leased) != 2 {
-		t.Fatalf("leased %d, %v", len(leased), err)
-	}
-	for _, op := range leased {
-		if _, err := s.Record(ctx, ledger.Outcome{Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
-			From: ledger.Unknown, To: ledger.FailedTerminal, Reason: "not found at the target",
-			Actor: ledger.ActorReconciler}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The manual resolution of the old ESCALATED operation: the old open
-	// proposal, or one made now when the old version had none.
-	var proposal ledger.Resolution
-	if version >= 7 {
-		open, err := s.Resolutions(ctx, "acme", true)
-		if err != nil || len(open) != 1 {
-			t.Fatalf("open proposals: %d, %v", len(open), err)
-		}
-		proposal = open[0]
-	} else if proposal, err = s.Propose(ctx, ledger.Resolution{Tenant: "acme", OperationID: oldOps[5].id(),
-		To: ledger.Succeeded, RemoteRef: "ch_6", Reason: "found in the dashboard", ProposedBy: "alice"}); err != nil {
-		t.Fatal(err)
-	}
-	if op, err := s.Approve(ctx, "acme", proposal.ID, "bob"); err != nil || op.State != ledger.Succeeded {
-		t.Fatalf("approve: %v", err)
-	}
-	ts, err := s.Transitions(ctx, "acme", now.Add(-24*time.Hour))
-	if err != nil || len(ts) < len(oldOps) {
-		t.Errorf("transitions: %d, %v", len(ts), err)
-	}
-
-	// Tables an older version did not have start empty and work.
-	tokens, err := s.ListTokens(ctx)
-	if want := map[bool]int{true: 1, false: 0}[version >= 2]; err != nil || len(tokens) != want {
-		t.Errorf("tokens: %d, %v; want %d", len(tokens), err, want)
-	}
-	h := sha256.Sum256([]byte("stl_old"))
-	if _, err := s.TokenByHash(ctx, h[:]); version >= 2 && err != nil {
-		t.Errorf("old token: %v", err)
-	}
-	deliveries, err := s.ClaimDeliveries(ctx, 10, time.Minute)
-	if want := map[bool]int{true: 1, false: 0}[version >= 4]; err != nil || len(deliveries) != want {
-		t.Errorf("deliveries: %d, %v; want %d", len(deliveries), err, want)
-	}
-	if _, dup, err := s.Receive(ctx, "payments", []byte(`{"id":"evt_0"}`)); err != nil || dup != (version >= 4) {
-		t.Errorf("redelivery of an old delivery: duplicate=%v, %v", dup, err)
-	}
-	if q, err := s.ListQuarantine(ctx, true); err != nil || len(q) != map[bool]int{true: 1, false: 0}[version >= 4] {
-		t.Errorf("quarantine: %d, %v", len(q), err)
-	}
-	if version >= 5 {
-		if _, err := s.GetCallback(ctx, "acme"); err != nil {
-			t.Errorf("old callback: %v", err)
-		}
-		// The old pending notification, and those of today's transitions
-		// into final states (two claims, two reconciler verdicts, one
-		// approval).
-		ns, err := s.ClaimNotifications(ctx, 100, time.Minute)
-		if err != nil || len(ns) != 6 {
-			t.Errorf("notifications: %d, %v", len(ns), err)
-		}
-	}
-	findings, err := s.Findings(ctx, "acme", now.Add(-24*time.Hour))
-	if want := map[bool]int{true: 1, false: 0}[version >= 6]; err != nil || len(findings) != want {
-		t.Errorf("findings: %d, %v; want %d", len(findings), err, want)
-	}
-	if _, err := s.AuditPosition(ctx, "payments"); (err == nil) != (version >= 6) {
-		t.Errorf("audit position: %v", err)
-	}
+	ledgertest.CheckUpgraded(ctx, t, s, old, version, now)
 }
