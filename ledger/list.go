@@ -1,19 +1,59 @@
 package ledger
 
 import (
+	"context"
 	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// ListFilter selects one tenant's operations, newest first.
+// ListFilter selects operations, newest first: one tenant's (Tenant, as
+// the API asks), or those of a set of tenants (Tenants, or AllTenants for
+// a caller allowed to see every tenant), as the console asks.
 type ListFilter struct {
-	Tenant    string
-	IntentRef string // optional exact match
-	State     State  // optional
-	Limit     int    // 1..MaxListLimit; 0 means DefaultListLimit
-	Cursor    string // opaque; from Page.Next
+	Tenant     string
+	Tenants    []string // the console's tenant set; used when Tenant is ""
+	AllTenants bool     // every tenant; only for callers allowed to see all
+	IntentRef  string   // optional exact match
+	State      State    // optional
+	Target     string   // optional exact match
+	// CreatedAfter and CreatedBefore bound the creation time (age filters);
+	// nil means unbounded.
+	CreatedAfter, CreatedBefore *time.Time
+	Limit                       int    // 1..MaxListLimit; 0 means DefaultListLimit
+	Cursor                      string // opaque; from Page.Next
+}
+
+// StateCounts counts the operations a filter selects in each state, for
+// the console's tabs. A count stops at CountCap: Capped[s] says the true
+// count is larger, so a tab over ten million rows stays fast.
+type StateCounts struct {
+	Counts map[State]int
+	Capped map[State]bool
+}
+
+// CountCap is where StateCounts stops counting.
+const CountCap = 10000
+
+// SearchFilter finds operations by any of their references (operation id,
+// intent reference, remote key, remote reference) within a tenant set.
+type SearchFilter struct {
+	Tenants    []string
+	AllTenants bool
+	Ref        string
+}
+
+// Browser is what the console reads beyond Store: listings over a set of
+// tenants, state counts and one search box. Both stores implement it.
+type Browser interface {
+	// CountByState counts what f selects (ignoring f.State, Limit and
+	// Cursor) in each state, each count capped at CountCap.
+	CountByState(ctx context.Context, f ListFilter) (StateCounts, error)
+	// Search returns the operations, without payloads, whose id, intent
+	// reference, remote key or remote reference equals f.Ref, newest
+	// first, at most 50.
+	Search(ctx context.Context, f SearchFilter) ([]Operation, error)
 }
 
 // Page is one page of a listing. Next is empty on the last page.
