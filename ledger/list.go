@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,16 +11,19 @@ import (
 
 // ListFilter selects operations, newest first: one tenant's (Tenant, as
 // the API asks), or those of a set of tenants (Tenants, or AllTenants for
-// a caller allowed to see every tenant), as the console asks.
+// a caller allowed to see every tenant), as the console asks. Given
+// together they narrow each other (see TenantSet): Tenant within Tenants
+// is that tenant, Tenant outside them selects nothing. None given is
+// EInvalid.
 type ListFilter struct {
 	Tenant     string
-	Tenants    []string // the console's tenant set; used when Tenant is ""
+	Tenants    []string // the console's tenant set, at most MaxFilterTenants
 	AllTenants bool     // every tenant; only for callers allowed to see all
 	IntentRef  string   // optional exact match
 	State      State    // optional
 	Target     string   // optional exact match
-	// CreatedAfter and CreatedBefore bound the creation time (age filters);
-	// nil means unbounded.
+	// CreatedAfter (inclusive) and CreatedBefore (exclusive) bound the
+	// creation time (age filters); nil means unbounded.
 	CreatedAfter, CreatedBefore *time.Time
 	Limit                       int    // 1..MaxListLimit; 0 means DefaultListLimit
 	Cursor                      string // opaque; from Page.Next
@@ -36,8 +40,30 @@ type StateCounts struct {
 // CountCap is where StateCounts stops counting.
 const CountCap = 10000
 
+// NewStateCounts builds StateCounts from what a store counted in each state,
+// having stopped at CountCap+1: a count past CountCap is reported as
+// CountCap and Capped. Every state has an entry, zero when none was
+// counted.
+func NewStateCounts(counted map[State]int) StateCounts {
+	c := StateCounts{Counts: make(map[State]int, len(States)), Capped: make(map[State]bool, len(States))}
+	for _, s := range States {
+		n := counted[s]
+		c.Counts[s], c.Capped[s] = min(n, CountCap), n > CountCap
+	}
+	return c
+}
+
+// NormalizeCount validates f for CountByState, which ignores its state,
+// limit and cursor (so clears them).
+func (f *ListFilter) NormalizeCount() error {
+	f.State, f.Limit, f.Cursor = "", 0, ""
+	_, err := f.Normalize()
+	return err
+}
+
 // SearchFilter finds operations by any of their references (operation id,
-// intent reference, remote key, remote reference) within a tenant set.
+// intent reference, remote key, remote reference) within a tenant set:
+// Tenants, or AllTenants; both given is Tenants; neither is EInvalid.
 type SearchFilter struct {
 	Tenants    []string
 	AllTenants bool
@@ -52,7 +78,7 @@ type Browser interface {
 	CountByState(ctx context.Context, f ListFilter) (StateCounts, error)
 	// Search returns the operations, without payloads, whose id, intent
 	// reference, remote key or remote reference equals f.Ref, newest
-	// first, at most 50.
+	// first, at most MaxSearchResults. Finding nothing is no error.
 	Search(ctx context.Context, f SearchFilter) ([]Operation, error)
 }
 
@@ -74,8 +100,27 @@ type Cursor struct {
 	ID        string
 }
 
+// MaxFilterTenants bounds a filter's tenant set: each named tenant costs the
+// stores a walk of its own index, so a caller allowed to see more tenants
+// than this should be granted all of them (AllTenants).
+const MaxFilterTenants = 100
+
 // Normalize validates f and decodes its cursor (nil for the first page).
+// No tenant given is EInvalid, never "everyone". Tenants is sorted and
+// deduplicated.
 func (f *ListFilter) Normalize() (*Cursor, error) {
+	var err error
+	if f.Tenants, err = normalizeTenants(f.Tenant, f.Tenants, f.AllTenants); err != nil {
+		return nil, err
+	}
+	if err := checkWindow(f.CreatedAfter, f.CreatedBefore); err != nil {
+		return nil, err
+	}
+	if f.Target != "" {
+		if err := CheckFilterText("target", f.Target); err != nil {
+			return nil, err
+		}
+	}
 	if f.Limit == 0 {
 		f.Limit = DefaultListLimit
 	}
@@ -106,6 +151,91 @@ func (f *ListFilter) Normalize() (*Cursor, error) {
 		return nil, Errorf(EInvalid, "invalid cursor")
 	}
 	return &Cursor{CreatedAt: time.UnixMicro(micros).UTC(), ID: id}, nil
+}
+
+// TenantSet returns whose operations a normalized filter selects: some
+// tenants (possibly none at all, when Tenant is not among Tenants), or
+// every tenant (all true, tenants nil).
+func (f ListFilter) TenantSet() (tenants []string, all bool) {
+	return tenantSet(f.Tenant, f.Tenants, f.AllTenants)
+}
+
+// TenantSet returns whose operations a normalized filter searches, as
+// ListFilter.TenantSet.
+func (f SearchFilter) TenantSet() (tenants []string, all bool) {
+	return tenantSet("", f.Tenants, f.AllTenants)
+}
+
+// Normalize validates f: a reference of valid text and a tenant set as
+// ListFilter's. Tenants is sorted and deduplicated.
+func (f *SearchFilter) Normalize() error {
+	if f.Ref == "" {
+		return Errorf(EInvalid, "reference must not be empty")
+	}
+	if err := CheckFilterText("reference", f.Ref); err != nil {
+		return err
+	}
+	var err error
+	f.Tenants, err = normalizeTenants("", f.Tenants, f.AllTenants)
+	return err
+}
+
+// MaxSearchResults is the most operations Search returns.
+const MaxSearchResults = 50
+
+// normalizeTenants checks that a tenant set is given, with valid names, and
+// returns tenants sorted without duplicates.
+func normalizeTenants(tenant string, tenants []string, all bool) ([]string, error) {
+	switch {
+	case tenant == "" && len(tenants) == 0 && !all:
+		return nil, Errorf(EInvalid, "no tenant to look in: name one or more, or all")
+	case tenant != "" && !ValidTenant(tenant):
+		return nil, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	case len(tenants) == 0:
+		return nil, nil
+	}
+	out := slices.Clone(tenants)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > MaxFilterTenants {
+		return nil, Errorf(EInvalid, "at most %d tenants can be named; more need access to all tenants", MaxFilterTenants)
+	}
+	for _, t := range out {
+		if !ValidTenant(t) {
+			return nil, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+		}
+	}
+	return out, nil
+}
+
+// tenantSet intersects what is given: Tenant narrows Tenants (to nothing
+// when it is not among them) and both narrow AllTenants, so that a caller
+// combining the tenants a person may see with the one they asked for can
+// never widen the first. tenants is nil when all is true.
+func tenantSet(tenant string, tenants []string, all bool) ([]string, bool) {
+	switch {
+	case tenant != "" && (all || len(tenants) == 0 || slices.Contains(tenants, tenant)):
+		return []string{tenant}, false
+	case tenant != "":
+		return []string{}, false
+	case len(tenants) > 0:
+		return tenants, false
+	}
+	return nil, all
+}
+
+// checkWindow checks the creation-time bounds: within what both databases
+// hold, and after before before (an empty window is a caller's mistake).
+func checkWindow(after, before *time.Time) error {
+	for _, t := range []*time.Time{after, before} {
+		if t != nil && (t.UnixMicro() < 0 || t.UnixMicro() > maxCursorMicros) {
+			return Errorf(EInvalid, "created_after and created_before must be between 1970 and 9999")
+		}
+	}
+	if after != nil && before != nil && !after.Before(*before) {
+		return Errorf(EInvalid, "created_after must be before created_before")
+	}
+	return nil
 }
 
 // maxCursorMicros is the end of the year 9999, in Unix microseconds.

@@ -7,6 +7,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Create", func(t *testing.T) { testCreate(t, h) })
 	t.Run("Read", func(t *testing.T) { testRead(t, h) })
 	t.Run("List", func(t *testing.T) { testList(t, h) })
+	t.Run("Browse", func(t *testing.T) { testBrowse(t, h) })
 	t.Run("Summary", func(t *testing.T) { testSummary(t, h) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, h) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, h) })

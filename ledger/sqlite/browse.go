@@ -1,0 +1,119 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"settle/ledger"
+)
+
+var _ ledger.Browser = (*Store)(nil)
+
+// CountByState implements ledger.Browser. Each state is counted by its own
+// subquery that stops at ledger.CountCap+1 rows, read from a state index
+// (00015) or, for SUCCEEDED, which those leave out, a created_at index.
+func (s *Store) CountByState(ctx context.Context, f ledger.ListFilter) (ledger.StateCounts, error) {
+	if err := f.NormalizeCount(); err != nil {
+		return ledger.StateCounts{}, err
+	}
+	tenants, all := f.TenantSet()
+	if !all && len(tenants) == 0 {
+		return ledger.NewStateCounts(nil), nil
+	}
+	var q query
+	conds := q.filter(f)
+	if !all {
+		conds = append([]string{q.tenantIn(tenants)}, conds...)
+	}
+	limit := q.arg(ledger.CountCap + 1)
+	var parts []string
+	for _, st := range ledger.States {
+		parts = append(parts, `SELECT '`+string(st)+`', count(*) FROM (SELECT 1 FROM operation_ledger`+
+			where(append([]string{stateIs(st)}, conds...))+` LIMIT `+limit+`)`)
+	}
+	rows, err := s.r.QueryContext(ctx, strings.Join(parts, "\n\t\tUNION ALL "), q.args...)
+	if err != nil {
+		return ledger.StateCounts{}, fmt.Errorf("count by state: %w", err)
+	}
+	defer rows.Close()
+	counted := map[ledger.State]int{}
+	for rows.Next() {
+		var (
+			st string
+			n  int
+		)
+		if err := rows.Scan(&st, &n); err != nil {
+			return ledger.StateCounts{}, fmt.Errorf("count by state: %w", err)
+		}
+		counted[ledger.State(st)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return ledger.StateCounts{}, fmt.Errorf("count by state: %w", err)
+	}
+	return ledger.NewStateCounts(counted), nil
+}
+
+// Search implements ledger.Browser. Each kind of reference is one index
+// look-up per tenant (as Find's); every tenant is the tenants that have
+// operations, found by a skip over the primary key (one probe each),
+// since only the remote key is indexed without the tenant.
+func (s *Store) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Operation, error) {
+	if err := f.Normalize(); err != nil {
+		return nil, err
+	}
+	tenants, all := f.TenantSet()
+	if !all && len(tenants) == 0 {
+		return nil, nil
+	}
+	var (
+		q      query
+		with   string
+		tenant string
+	)
+	if all {
+		with = `WITH RECURSIVE tenants (tenant) AS (
+			SELECT (SELECT tenant_id FROM operation_ledger ORDER BY tenant_id LIMIT 1)
+			UNION ALL SELECT (SELECT tenant_id FROM operation_ledger WHERE tenant_id > tenant ORDER BY tenant_id LIMIT 1)
+			FROM tenants WHERE tenant IS NOT NULL)
+		`
+		tenant = "tenant_id IN (SELECT tenant FROM tenants WHERE tenant IS NOT NULL)"
+	} else {
+		tenant = q.tenantIn(tenants)
+	}
+	ref := q.arg(f.Ref)
+	branches := []string{tenant + " AND intent_ref = " + ref, tenant + " AND remote_ref = " + ref}
+	if id, ok := ledger.ParseID(f.Ref); ok {
+		id := q.arg(id)
+		branches = append(branches, tenant+" AND operation_id = "+id)
+		key := "remote_key = " + id
+		if !all {
+			key += " AND " + tenant
+		}
+		branches = append(branches, key)
+	}
+	for i, b := range branches {
+		branches[i] = `SELECT ` + summaryCols + ` FROM operation_ledger WHERE ` + b
+	}
+	// UNION, not UNION ALL: an operation found by two of its references is
+	// one result.
+	sql := with + strings.Join(branches, "\n\t\tUNION ") + `
+		ORDER BY created_at DESC, operation_id DESC LIMIT ` + q.arg(ledger.MaxSearchResults)
+	ops, err := collect(s.r.QueryContext(ctx, sql, q.args...))
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return ops, nil
+}
+
+// tenantIn is the condition on a set of tenants.
+func (q *query) tenantIn(tenants []string) string {
+	if len(tenants) == 1 {
+		return "tenant_id = " + q.arg(tenants[0])
+	}
+	ph := make([]string, len(tenants))
+	for i, t := range tenants {
+		ph[i] = q.arg(t)
+	}
+	return "tenant_id IN (" + strings.Join(ph, ", ") + ")"
+}
