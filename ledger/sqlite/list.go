@@ -10,7 +10,7 @@ import (
 )
 
 // List implements ledger.Store. The statement holds only the conditions
-// the filter sets (SQLite's planner cannot use an index for `?1 = '' OR
+// the filter sets (SQLite's planner cannot use an index for `?1 = ” OR
 // …`), so each tenant's page is a backward walk of the tenant's created,
 // state or target index; a set of tenants is one such walk per tenant, at
 // most a page each, merged. Every tenant walks the created, state or
