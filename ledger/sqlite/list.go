@@ -11,10 +11,11 @@ import (
 
 // List implements ledger.Store. The statement holds only the conditions
 // the filter sets (SQLite's planner cannot use an index for a condition
-// that an empty parameter switches off), so each tenant's page is a backward walk of the tenant's created,
-// state or target index; a set of tenants is one such walk per tenant, at
-// most a page each, merged. Every tenant walks the created, state or
-// target index without the tenant (00015, 00006).
+// that an empty parameter switches off), so each tenant's page is a
+// backward walk of the tenant's created, state or target index; a set of
+// tenants is one such walk per tenant, at most a page each, merged. Every
+// tenant walks the created, state or target index without the tenant
+// (00015, 00006).
 func (s *Store) List(ctx context.Context, f ledger.ListFilter) (ledger.Page, error) {
 	cur, err := f.Normalize()
 	if err != nil {
