@@ -19,14 +19,18 @@ import (
 // tenants, webhook deliveries, quarantine, findings, resolutions, conflicts
 // and tokens.
 // Operation n (1…rows) is tenant-(n % 50) with intent-n; its state comes
-// from (n / 50) % 100, so no state belongs to one tenant.
+// from (n / 50) % 100, so no state belongs to one tenant. Its target is
+// payments, but payouts for the blocks of 5,000 with (n / 5000) % 50 = 7
+// (2% of rows, of every tenant and state; 5% of 100,000), the rare target
+// the console filters by.
 //
 // $1 is now, $2 the row count, $3 the seconds between two creations.
 var planLoad = []string{`
 INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target, payload,
 	payload_hash, remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
 	retry_window_end, next_reconcile_at, created_at, updated_at, last_sent_at)
-SELECT 'tenant-' || (g % 50), gen_random_uuid(), 'charge', 'intent-' || g, 'payments', p.payload,
+SELECT 'tenant-' || (g % 50), gen_random_uuid(), 'charge', 'intent-' || g,
+	CASE WHEN (g / 5000) % 50 = 7 THEN 'payouts' ELSE 'payments' END, p.payload,
 	sha256(p.payload), gen_random_uuid(), s.state,
 	CASE s.state WHEN 'PREPARED' THEN 0 ELSE 1 END, CASE s.state WHEN 'PREPARED' THEN 0 ELSE 1 END,
 	CASE s.state WHEN 'IN_FLIGHT' THEN $1::timestamptz + ((g % 600) - 300) * interval '1 second' END,
