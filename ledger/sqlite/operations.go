@@ -203,9 +203,11 @@ func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operatio
 		return nil, err
 	}
 	id, _ := ledger.ParseID(ref) // "" matches no id
+	// The indexes are named as in Search (browse.go): unnamed, SQLite reads
+	// the tenant's every row through the primary key.
 	ops, err := collect(s.r.QueryContext(ctx, `
-		SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND intent_ref = ?2
-		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND remote_ref = ?2
+		SELECT `+cols+` FROM operation_ledger INDEXED BY operation_ledger_intent WHERE tenant_id = ?1 AND intent_ref = ?2
+		UNION SELECT `+cols+` FROM operation_ledger INDEXED BY operation_ledger_remote_ref WHERE tenant_id = ?1 AND remote_ref = ?2
 		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND operation_id = ?3
 		UNION SELECT `+cols+` FROM operation_ledger WHERE remote_key = ?3 AND tenant_id = ?1
 		ORDER BY created_at DESC LIMIT 50`, tenant, ref, id))

@@ -15,10 +15,13 @@ CREATE INDEX operation_ledger_state_created ON operation_ledger (state, created_
 -- skipped while List could not use it.
 CREATE INDEX operation_ledger_tenant_state ON operation_ledger (tenant_id, state, created_at)
     WHERE state <> 'SUCCEEDED';
--- A tenant's operations for one target.
+-- A tenant's operations for one target, and every tenant's (the auditor's
+-- operation_ledger_audit holds only the final states).
 CREATE INDEX operation_ledger_tenant_target ON operation_ledger (tenant_id, target, created_at, operation_id);
+CREATE INDEX operation_ledger_target_created ON operation_ledger (target, created_at, operation_id);
 
 -- +goose Down
+DROP INDEX operation_ledger_target_created;
 DROP INDEX operation_ledger_tenant_target;
 DROP INDEX operation_ledger_tenant_state;
 DROP INDEX operation_ledger_state_created;
