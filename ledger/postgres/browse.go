@@ -11,15 +11,16 @@ import (
 var _ ledger.Browser = (*Store)(nil)
 
 // CountByState implements ledger.Browser. Each state is counted by its own
-// subquery that stops at ledger.CountCap+1 rows, walking newest first the
-// tenant's state index (00009) or every tenant's (00015), or for
-// SUCCEEDED, which those leave out, a created_at index, where nearly every
-// row is one; a set of tenants walks each tenant's in turn until the cap.
-// The order is what makes the planner walk an index: unordered, it reads
-// the table from its start for a state nearly every row is in, which is
-// quick until a filter (an age, say) leaves few such rows there. So a
-// count costs at most CountCap+1 index entries and rows, however many
-// match.
+// subquery that stops at ledger.CountCap+1 rows, so a count costs at most
+// that many rows however many match. One tenant, or all, walks newest
+// first the tenant's state index (00009) or every tenant's (00015), or
+// for SUCCEEDED, which those leave out, a created_at index, where nearly
+// every row is one. The order is what makes the planner walk an index:
+// unordered, it reads the table from its start for a state nearly every
+// row is in, which is quick until a filter (an age, say) leaves few such
+// rows there. A set of tenants is unordered (an order across tenants
+// would sort all their rows): the planner reads their rows through a
+// tenant's index until the cap.
 func (s *Store) CountByState(ctx context.Context, f ledger.ListFilter) (ledger.StateCounts, error) {
 	if err := f.NormalizeCount(); err != nil {
 		return ledger.StateCounts{}, err
@@ -30,23 +31,19 @@ func (s *Store) CountByState(ctx context.Context, f ledger.ListFilter) (ledger.S
 	}
 	var q query
 	conds := q.filter(f)
-	from := "operation_ledger"
+	order := " ORDER BY created_at DESC"
 	switch {
 	case len(tenants) == 1:
 		conds = append([]string{"tenant_id = " + q.arg(tenants[0])}, conds...)
 	case !all:
-		from = "unnest(" + q.arg(tenants) + "::text[]) AS t(tenant), LATERAL (SELECT FROM operation_ledger"
-		conds = append([]string{"tenant_id = t.tenant"}, conds...)
+		conds = append([]string{"tenant_id = ANY(" + q.arg(tenants) + "::text[])"}, conds...)
+		order = ""
 	}
 	limit := q.arg(ledger.CountCap + 1)
 	var parts []string
 	for _, st := range ledger.States {
-		walk := `SELECT FROM ` + from + where(append([]string{stateIs(st)}, conds...)) +
-			` ORDER BY created_at DESC LIMIT ` + limit
-		if from != "operation_ledger" {
-			walk += `) AS o LIMIT ` + limit
-		}
-		parts = append(parts, `SELECT '`+string(st)+`', count(*) FROM (`+walk+`) AS capped`)
+		parts = append(parts, `SELECT '`+string(st)+`', count(*) FROM (SELECT FROM operation_ledger`+
+			where(append([]string{stateIs(st)}, conds...))+order+` LIMIT `+limit+`) AS capped`)
 	}
 	rows, err := s.pool.Query(ctx, strings.Join(parts, "\n\t\tUNION ALL "), q.args...)
 	if err != nil {
