@@ -225,7 +225,7 @@ func tenantSet(tenant string, tenants []string, all bool) ([]string, bool) {
 }
 
 // checkWindow checks the creation-time bounds: within what both databases
-// hold, and after before before (an empty window is a caller's mistake).
+// hold, and the first before the second (an empty window is a mistake).
 func checkWindow(after, before *time.Time) error {
 	for _, t := range []*time.Time{after, before} {
 		if t != nil && (t.UnixMicro() < 0 || t.UnixMicro() > maxCursorMicros) {

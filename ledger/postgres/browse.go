@@ -68,9 +68,10 @@ func (s *Store) CountByState(ctx context.Context, f ledger.ListFilter) (ledger.S
 }
 
 // Search implements ledger.Browser. Each kind of reference is one index
-// look-up per tenant (as Find's); every tenant is the tenants that have
-// operations, found by a skip over the primary key (one probe each),
-// since only the remote key is indexed without the tenant.
+// look-up per tenant (as Find's). Every tenant means the tenants that have
+// operations, found first by a skip over an index that leads with the
+// tenant (one probe each), since only the remote key is indexed without
+// the tenant.
 func (s *Store) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Operation, error) {
 	if err := f.Normalize(); err != nil {
 		return nil, err
