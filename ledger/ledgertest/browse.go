@@ -124,6 +124,16 @@ func testBrowseFilters(t *testing.T, h Harness) {
 	}
 	newestFirst(all)
 	t1, t2 := all[len(all)*3/4].CreatedAt, all[len(all)/4].CreatedAt
+	// An intent reference names one operation of a tenant, however wide
+	// the set it is looked for in.
+	for _, lf := range []ledger.ListFilter{
+		{AllTenants: true, IntentRef: all[5].IntentRef},
+		{Tenants: []string{"acme", "globex", "initech"}, IntentRef: all[5].IntentRef, State: all[5].State},
+	} {
+		if got := listAll(t, f, lf); !slices.Equal(ids(got), ids(all[5:6])) {
+			t.Errorf("by intent %+v: %v, want %v", lf, ids(got), ids(all[5:6]))
+		}
+	}
 
 	type tenantSet struct {
 		name string
