@@ -140,8 +140,10 @@ func (c *Console) Register(e *echo.Echo, m ...echo.MiddlewareFunc) {
 
 // Middleware loads the request's session and puts its *Principal into the
 // request context (NewContext), with bindings resolved from the session's
-// claims now. Without a live session the context carries none: each route
-// decides whether that is a redirect to /login or a 401.
+// claims now: someone whose claims no longer match a binding carries a
+// Principal without bindings, who may do nothing. Without a live session
+// the context carries none: each route decides whether that is a redirect
+// to /login or a 401.
 func (c *Console) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(ec echo.Context) error {
@@ -248,7 +250,8 @@ func csrfOf(ec echo.Context) string {
 
 // SafeReturn returns p when it is a same-origin absolute path ("/x"), and
 // "/" otherwise: never "//host", "/\host", a scheme, or control characters,
-// which browsers would take to another site.
+// which browsers would take to another site; nor the sign-in routes
+// themselves, which would only start another sign-in.
 func SafeReturn(p string) string {
 	if p == "" || p[0] != '/' || len(p) > 2000 || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\") {
 		return "/"
@@ -261,6 +264,10 @@ func SafeReturn(p string) string {
 	u, err := url.Parse(p)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") ||
 		strings.HasPrefix(u.Path, "//") {
+		return "/"
+	}
+	switch u.Path {
+	case LoginPath, CallbackPath, LogoutPath, DemoLoginPath:
 		return "/"
 	}
 	return p
@@ -296,3 +303,7 @@ func renderPlain(ec echo.Context, status int, v SignInView) error {
 	}
 	return ec.HTML(status, b.String())
 }
+
+// LoginURL is where a route sends someone who is not signed in, so that
+// they come back to ret (a path of this site) afterwards.
+func LoginURL(ret string) string { return LoginPath + "?return=" + url.QueryEscape(SafeReturn(ret)) }

@@ -186,6 +186,9 @@ func (f *oidcFlow) finish(ec echo.Context) (identity, flowState, error) {
 	if !hmac.Equal([]byte(idt.Nonce), []byte(fs.Nonce)) {
 		return identity{}, fs, errSignIn{msg: "This sign-in's token was not issued for this browser's request. Please sign in again."}
 	}
+	if idt.Subject == "" {
+		return identity{}, fs, unverified(errors.New("the ID token has no subject"))
+	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
 		return identity{}, fs, fmt.Errorf("sign-in: ID token claims: %w", err)

@@ -179,10 +179,22 @@ func TestSafeReturn(t *testing.T) {
 		"/ok\r\nSet-Cookie: x=1":    "/",
 		"/\t/evil.example":          "/",
 		"/%2F/evil.example":         "/", // harmless in a browser, but a decoding proxy may see //
+		"/login?return=/x":          "/",
+		"/auth/callback?code=1":     "/",
 	} {
 		if got := auth.SafeReturn(in); got != want {
 			t.Errorf("SafeReturn(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLoginURL(t *testing.T) {
+	t.Parallel()
+	if got := auth.LoginURL("/operations?q=a b&state=UNKNOWN"); got != "/login?return=%2Foperations%3Fq%3Da+b%26state%3DUNKNOWN" {
+		t.Errorf("LoginURL = %q", got)
+	}
+	if got := auth.LoginURL("//evil.example"); got != "/login?return=%2F" {
+		t.Errorf("LoginURL = %q", got)
 	}
 }
 
