@@ -86,7 +86,6 @@ type Console struct {
 	demo   []DemoUser // nil in OIDC mode
 	render RenderFunc
 	log    *slog.Logger
-	now    func() time.Time
 }
 
 func newConsole(ss ledger.SessionStore, key []byte, sc SessionConfig, rules []BindingRule, o options) (*Console, error) {
@@ -111,7 +110,7 @@ func newConsole(ss ledger.SessionStore, key []byte, sc SessionConfig, rules []Bi
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{store: store, render: o.render, log: o.log.With("component", "console-auth"), now: o.now}
+	c := &Console{store: store, render: o.render, log: o.log.With("component", "console-auth")}
 	c.SetBindings(rules)
 	return c, nil
 }
