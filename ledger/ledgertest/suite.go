@@ -14,6 +14,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("InboxFailures", func(t *testing.T) { testInboxFailures(t, h) })
 	t.Run("Audit", func(t *testing.T) { RunAudit(t, h) })
 	t.Run("Callbacks", func(t *testing.T) { RunCallbacks(t, h) })
+	t.Run("Sessions", func(t *testing.T) { RunSessions(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })

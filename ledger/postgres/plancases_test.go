@@ -485,6 +485,36 @@ var planCases = []planCase{
 	{name: "RevokeToken", want: []string{"api_tokens_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.RevokeToken(ctx, "tok-plan", f.now)
 	}},
+	{name: "CreateSession", run: func(ctx context.Context, f *planFixture) error {
+		return f.s.CreateSession(ctx, planSession(f.now))
+	}},
+	{name: "GetSession", want: []string{"console_sessions_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.GetSession(ctx, planSession(f.now).IDHash)
+		return err
+	}},
+	{name: "TouchSession", want: []string{"console_sessions_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.TouchSession(ctx, planSession(f.now).IDHash, time.Hour)
+		return err
+	}},
+	{name: "DeleteSession", want: []string{"console_sessions_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		return f.s.DeleteSession(ctx, planSession(f.now).IDHash)
+	}},
+	{name: "RevokeSessions", want: []string{"console_sessions_subject"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.RevokeSessions(ctx, "oidc:plan")
+		return err
+	}},
+	{name: "DeleteExpiredSessions", seq: []string{"console_sessions: the idle expiry has no index; the table holds live sessions only"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.DeleteExpiredSessions(ctx)
+			return err
+		}},
+}
+
+// planSession is the console session the session cases share.
+func planSession(now time.Time) ledger.Session {
+	h := sha256.Sum256([]byte("plan-session"))
+	return ledger.Session{IDHash: h[:], Subject: "oidc:plan", Name: "Plan", CreatedAt: now, LastSeenAt: now,
+		IdleExpiresAt: now.Add(time.Hour), ExpiresAt: now.Add(12 * time.Hour)}
 }
 
 // errNoFixture: an earlier case that should have made this one's rows failed.

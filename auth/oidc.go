@@ -1,0 +1,230 @@
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/gorilla/securecookie"
+	"github.com/labstack/echo/v4"
+	"golang.org/x/oauth2"
+
+	"settle/ledger"
+)
+
+// flowCookie carries one sign-in attempt from /login to /auth/callback.
+const (
+	flowCookie = "settle_signin"
+	flowMaxAge = 10 * time.Minute
+)
+
+// flowState is what the flow cookie holds (signed and encrypted): the
+// state and nonce the provider must echo, the PKCE verifier, and the path
+// to return to.
+type flowState struct {
+	State, Nonce, Verifier, Return string
+}
+
+// oidcFlow is the authorization-code flow with PKCE, state and nonce.
+type oidcFlow struct {
+	oauth    oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	client   *http.Client
+	codec    *securecookie.SecureCookie
+	secure   bool
+	roles    string // claim names
+	name     string
+}
+
+// NewConsole returns the OIDC console: it discovers the provider at
+// cfg.OIDC.Issuer now (an error when it cannot), and keeps sessions in ss.
+//
+// A person's stable identity (Principal.Subject, the actor of their
+// actions) is "oidc:" + the provider's "sub" claim: a provider promises
+// "sub" never changes nor is reused for its issuer, and a deployment has
+// one issuer.
+func NewConsole(ctx context.Context, cfg Config, ss ledger.SessionStore, opts ...Option) (*Console, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.client == nil {
+		o.client = &http.Client{Timeout: 10 * time.Second}
+	}
+	c, err := newConsole(ss, cfg.Session.Key, cfg.Session, cfg.Bindings, o)
+	if err != nil {
+		return nil, err
+	}
+	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, o.client), cfg.OIDC.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("OpenID provider discovery at %s: %w", cfg.OIDC.Issuer, err)
+	}
+	c.oidc = &oidcFlow{
+		oauth: oauth2.Config{
+			ClientID: cfg.OIDC.ClientID, ClientSecret: cfg.OIDC.ClientSecret, RedirectURL: cfg.OIDC.RedirectURL,
+			Endpoint: provider.Endpoint(), Scopes: cfg.OIDC.Scopes,
+		},
+		verifier: provider.Verifier(&oidc.Config{ClientID: cfg.OIDC.ClientID}),
+		client:   o.client,
+		codec:    flowCodec(cfg.Session.Key),
+		secure:   c.store.secure,
+		roles:    cfg.OIDC.RolesClaim,
+		name:     cfg.OIDC.NameClaim,
+	}
+	return c, nil
+}
+
+// flowCodec signs and encrypts the flow cookie with keys derived from the
+// session key, so that the PKCE verifier is not readable in the browser.
+func flowCodec(key []byte) *securecookie.SecureCookie {
+	derive := func(label string) []byte {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(label))
+		return m.Sum(nil)
+	}
+	codec := securecookie.New(derive("settle sign-in flow: hash"), derive("settle sign-in flow: block"))
+	codec.MaxAge(int(flowMaxAge / time.Second))
+	return codec
+}
+
+// start redirects to the provider with a new state, nonce and PKCE
+// challenge, remembered in the flow cookie.
+func (f *oidcFlow) start(ec echo.Context, ret string) error {
+	var fs flowState
+	var err error
+	for _, p := range []*string{&fs.State, &fs.Nonce} {
+		if *p, err = randomToken(); err != nil {
+			return fmt.Errorf("sign in: %w", err)
+		}
+	}
+	fs.Verifier = oauth2.GenerateVerifier()
+	fs.Return = ret
+	v, err := f.codec.Encode(flowCookie, fs)
+	if err != nil {
+		return fmt.Errorf("sign in: %w", err)
+	}
+	ec.SetCookie(&http.Cookie{Name: flowCookie, Value: v, Path: CallbackPath, MaxAge: int(flowMaxAge / time.Second),
+		Secure: f.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	return ec.Redirect(http.StatusFound, f.oauth.AuthCodeURL(fs.State, oidc.Nonce(fs.Nonce), oauth2.S256ChallengeOption(fs.Verifier)))
+}
+
+// errSignIn is a failed sign-in whose message may be shown; cause, when
+// set, is logged and not shown.
+type errSignIn struct {
+	msg   string
+	cause error
+}
+
+func (e errSignIn) Error() string { return e.msg }
+
+// unverified is the failure of the provider's answer: a code that does not
+// exchange (a wrong PKCE verifier, a replayed code) or a token that does
+// not verify.
+func unverified(err error) errSignIn {
+	return errSignIn{msg: "The identity provider's answer could not be verified. Please sign in again.", cause: err}
+}
+
+// callback finishes the flow: the flow cookie (used once) must match the
+// state; the code is exchanged with the PKCE verifier; the ID token must
+// verify and carry the nonce.
+func (c *Console) callback(ec echo.Context) error {
+	f := c.oidc
+	ec.SetCookie(&http.Cookie{Name: flowCookie, Value: "", Path: CallbackPath, MaxAge: -1,
+		Secure: f.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	id, fs, err := f.finish(ec)
+	var shown errSignIn
+	if errors.As(err, &shown) {
+		if shown.cause != nil {
+			c.log.Warn("sign-in failed", "reason", shown.msg, "err", shown.cause)
+		} else {
+			c.log.Info("sign-in failed", "reason", shown.msg)
+		}
+		return c.render(ec, http.StatusBadRequest, SignInView{Error: shown.msg, Return: "/", LoginURL: LoginPath})
+	}
+	if err != nil {
+		return err
+	}
+	return c.signIn(ec, "oidc:"+id.sub, id.name, id.email, id.claims, fs.Return)
+}
+
+type identity struct {
+	sub, name, email string
+	claims           []string
+}
+
+func (f *oidcFlow) finish(ec echo.Context) (identity, flowState, error) {
+	var fs flowState
+	ck, err := ec.Cookie(flowCookie)
+	if err != nil || f.codec.Decode(flowCookie, ck.Value, &fs) != nil {
+		return identity{}, fs, errSignIn{msg: "This sign-in has expired or was started in another browser. Please sign in again."}
+	}
+	q := ec.QueryParams()
+	if q.Get("state") == "" || !hmac.Equal([]byte(q.Get("state")), []byte(fs.State)) {
+		return identity{}, fs, errSignIn{msg: "This sign-in does not match the one this browser started. Please sign in again."}
+	}
+	if e := q.Get("error"); e != "" {
+		return identity{}, fs, errSignIn{msg: "The identity provider did not sign you in (" + truncate(e, 60) + ")."}
+	}
+	ctx := oidc.ClientContext(ec.Request().Context(), f.client)
+	tok, err := f.oauth.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(fs.Verifier))
+	if err != nil {
+		return identity{}, fs, unverified(fmt.Errorf("code exchange: %w", err))
+	}
+	raw, ok := tok.Extra("id_token").(string)
+	if !ok || raw == "" {
+		return identity{}, fs, unverified(errors.New("the provider returned no ID token"))
+	}
+	idt, err := f.verifier.Verify(ctx, raw)
+	if err != nil {
+		return identity{}, fs, unverified(fmt.Errorf("ID token: %w", err))
+	}
+	if !hmac.Equal([]byte(idt.Nonce), []byte(fs.Nonce)) {
+		return identity{}, fs, errSignIn{msg: "This sign-in's token was not issued for this browser's request. Please sign in again."}
+	}
+	if idt.Subject == "" {
+		return identity{}, fs, unverified(errors.New("the ID token has no subject"))
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return identity{}, fs, fmt.Errorf("sign-in: ID token claims: %w", err)
+	}
+	id := identity{sub: idt.Subject, claims: claimValues(claims[f.roles])}
+	id.name, _ = claims[f.name].(string)
+	id.email, _ = claims["email"].(string)
+	if id.name == "" {
+		id.name = id.email
+	}
+	id.name, id.email = truncate(id.name, 200), truncate(id.email, 320)
+	return id, fs, nil
+}
+
+// claimValues reads a roles claim that is a list of strings or one string.
+func claimValues(v any) []string {
+	var out []string
+	switch t := v.(type) {
+	case string:
+		out = append(out, t)
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok && len(s) <= ledger.MaxSessionClaimLen {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) > ledger.MaxSessionClaims {
+		out = out[:ledger.MaxSessionClaims]
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

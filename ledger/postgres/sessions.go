@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"settle/ledger"
+)
+
+var _ ledger.SessionStore = (*Store)(nil)
+
+const sessionCols = `session_hash, subject, name, email, claims, created_at, last_seen_at, idle_expires_at, expires_at`
+
+func scanSession(row pgx.Row) (ledger.Session, error) {
+	var s ledger.Session
+	err := row.Scan(&s.IDHash, &s.Subject, &s.Name, &s.Email, &s.Claims, &s.CreatedAt, &s.LastSeenAt,
+		&s.IdleExpiresAt, &s.ExpiresAt)
+	if len(s.Claims) == 0 {
+		s.Claims = nil
+	}
+	return s, err
+}
+
+func noSession() error { return ledger.Errorf(ledger.ENotFound, "no such session, or it has ended") }
+
+// CreateSession implements ledger.SessionStore.
+func (s *Store) CreateSession(ctx context.Context, sess ledger.Session) error {
+	if err := sess.Validate(); err != nil {
+		return err
+	}
+	claims := sess.Claims
+	if claims == nil {
+		claims = []string{}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (`+sessionCols+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		sess.IDHash, sess.Subject, sess.Name, sess.Email, claims, sess.CreatedAt.UTC(), sess.LastSeenAt.UTC(),
+		sess.IdleExpiresAt.UTC(), sess.ExpiresAt.UTC())
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return ledger.Errorf(ledger.EConflict, "session id already in use")
+	}
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// GetSession implements ledger.SessionStore.
+func (s *Store) GetSession(ctx context.Context, idHash []byte) (ledger.Session, error) {
+	now := s.clock()
+	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM console_sessions
+		WHERE session_hash = $1 AND idle_expires_at > $2 AND expires_at > $2`, idHash, now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Session{}, noSession()
+	}
+	if err != nil {
+		return ledger.Session{}, fmt.Errorf("get session: %w", err)
+	}
+	return sess, nil
+}
+
+// TouchSession implements ledger.SessionStore.
+func (s *Store) TouchSession(ctx context.Context, idHash []byte, idle time.Duration) (ledger.Session, error) {
+	if idle <= 0 {
+		return ledger.Session{}, ledger.Errorf(ledger.EInvalid, "idle lifetime must be positive")
+	}
+	now := s.clock()
+	sess, err := scanSession(s.pool.QueryRow(ctx, `UPDATE console_sessions
+		SET last_seen_at = $2, idle_expires_at = least($3, expires_at)
+		WHERE session_hash = $1 AND idle_expires_at > $2 AND expires_at > $2
+		RETURNING `+sessionCols, idHash, now, now.Add(idle)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Session{}, noSession()
+	}
+	if err != nil {
+		return ledger.Session{}, fmt.Errorf("touch session: %w", err)
+	}
+	return sess, nil
+}
+
+// DeleteSession implements ledger.SessionStore.
+func (s *Store) DeleteSession(ctx context.Context, idHash []byte) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE session_hash = $1`, idHash); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// RevokeSessions implements ledger.SessionStore.
+func (s *Store) RevokeSessions(ctx context.Context, subject string) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE subject = $1`, subject)
+	if err != nil {
+		return 0, fmt.Errorf("revoke sessions: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// DeleteExpiredSessions implements ledger.SessionStore. Idle-expired rows
+// go too; the absolute expiry's index finds the rest over time.
+func (s *Store) DeleteExpiredSessions(ctx context.Context) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1 OR idle_expires_at <= $1`,
+		s.clock())
+	if err != nil {
+		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
