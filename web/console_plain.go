@@ -201,6 +201,9 @@ func evidenceLines(ev map[string]any) []string {
 	}
 	if st, ok := take("status"); ok && num(st) != "0" {
 		line := "The target answered HTTP " + num(st)
+		if ev["via"] == "lookup" {
+			line = "The lookup answered HTTP " + num(st)
+		}
 		if o, ok := take("outcome"); ok {
 			w := outcomeWords[text(o)]
 			if w == "" {
