@@ -234,6 +234,8 @@ func (b *browser) do(method, path string, form url.Values, header ...string) res
 
 func (b *browser) get(path string) response { b.c.t.Helper(); return b.do(http.MethodGet, path, nil) }
 
+var regexpNext = regexp.MustCompile(`href="([^"]+)" rel="next"`)
+
 var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // token reads the CSRF token from a page's sign-out form.

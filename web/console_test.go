@@ -332,3 +332,41 @@ func TestConsole_HeadersAndErrors(t *testing.T) {
 		}
 	})
 }
+
+// Listings page by keyset: the next link carries the cursor and keeps the
+// filters; the last page links back to the first.
+func TestConsole_Pagination(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		c := newConsole(t, open(t), web.Config{})
+		for i := range ledger.DefaultListLimit + 2 {
+			c.create("acme", fmt.Sprintf("inv-page-%03d", i))
+		}
+		b := c.as("support")
+		first := b.get("/operations?state=PREPARED")
+		if n := bytes.Count(first.body, []byte(`data-testid="operation-row"`)); n != ledger.DefaultListLimit {
+			t.Fatalf("first page: %d rows", n)
+		}
+		if !testid(first.body, "count-PREPARED", fmt.Sprint(ledger.DefaultListLimit+2)) {
+			t.Fatalf("PREPARED count wrong: %s", first.body)
+		}
+		m := regexpNext.FindSubmatch(first.body)
+		if m == nil {
+			t.Fatalf("no next link: %s", first.body)
+		}
+		next := strings.ReplaceAll(string(m[1]), "&amp;", "&")
+		if !strings.Contains(next, "state=PREPARED") || !strings.Contains(next, "cursor=") {
+			t.Fatalf("next link %q drops the filter or the cursor", next)
+		}
+		second := b.get(next)
+		if n := bytes.Count(second.body, []byte(`data-testid="operation-row"`)); n != 2 {
+			t.Fatalf("second page: %d rows", n)
+		}
+		if testid(second.body, "next-page", "") || !testid(second.body, "first-page", "First page") {
+			t.Fatalf("second page links: %s", second.body)
+		}
+		if bad := b.get("/operations?cursor=nonsense"); bad.status != http.StatusOK || !testid(bad.body, "filter-problem", "invalid cursor") {
+			t.Fatalf("bad cursor: %d %s", bad.status, bad.body)
+		}
+	})
+}

@@ -116,6 +116,12 @@ func New(cfg Config) *echo.Echo {
 		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser,
 	}
+	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
+		s.browser = b
+	}
+	if s.signIn != nil && s.browser == nil {
+		panic("web: the console needs a ledger.Browser (Config.Browser, or a Store that implements it)")
+	}
 	if s.bodyLimit <= 0 {
 		s.bodyLimit = DefaultBodyLimit
 	}
