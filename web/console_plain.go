@@ -382,13 +382,14 @@ func relative(t, now time.Time) string {
 		d = -d
 	}
 	var s string
+	mins, hours := int((d+30*time.Second)/time.Minute), int((d+30*time.Minute)/time.Hour)
 	switch {
 	case d < 45*time.Second:
 		return "just now"
-	case d < time.Hour:
-		s = strconv.Itoa(int((d+30*time.Second)/time.Minute)) + " min"
-	case d < 24*time.Hour:
-		s = strconv.Itoa(int((d+30*time.Minute)/time.Hour)) + " h"
+	case mins < 60:
+		s = strconv.Itoa(mins) + " min"
+	case hours < 24:
+		s = strconv.Itoa(hours) + " h"
 	default:
 		n := int((d + 12*time.Hour) / (24 * time.Hour))
 		s = strconv.Itoa(n) + " days"

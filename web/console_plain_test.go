@@ -129,6 +129,7 @@ func TestRelativeAndCounts(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		10 * time.Second: "just now", 3 * time.Minute: "3 min ago", 5 * time.Hour: "5 h ago",
 		26 * time.Hour: "1 day ago", 72 * time.Hour: "3 days ago", -10 * time.Minute: "in 10 min",
+		-(time.Hour - time.Second): "in 1 h", 23*time.Hour + 45*time.Minute: "1 day ago",
 	} {
 		if got := relative(now.Add(-d), now); got != want {
 			t.Errorf("relative(-%s) = %q, want %q", d, got, want)

@@ -76,7 +76,7 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		code := ledger.ErrorCode(err)
 		status, body.Error, body.Message = statusOf(code), string(code), ledger.ErrorMessage(err)
 	}
-	if status >= 500 {
+	if status >= 500 && pe == nil { // a pageError is a refusal the console chose, not a failure
 		s.log.Error("request failed", "route", c.Path(), "request_id",
 			c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 		body.Message = "internal error; the request id is in the X-Request-Id header"
