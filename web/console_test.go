@@ -318,7 +318,7 @@ func TestConsole_HeadersAndErrors(t *testing.T) {
 		}
 		css := b.get(static.URL("style.css"))
 		if css.status != http.StatusOK || !strings.HasPrefix(css.header.Get("Content-Type"), "text/css") ||
-			!strings.Contains(css.header.Get("Cache-Control"), "immutable") {
+			!strings.Contains(css.header.Get("Cache-Control"), "immutable") || css.header.Get("Set-Cookie") != "" {
 			t.Fatalf("static: %d %v", css.status, css.header)
 		}
 		if r := b.get("/static/style.css"); r.status != http.StatusNotFound {

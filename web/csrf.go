@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -29,7 +30,11 @@ const (
 // still fails.
 func csrf(insecureCookies bool) echo.MiddlewareFunc {
 	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
-		Skipper:        func(c echo.Context) bool { return !isConsolePath(c.Request().URL.Path) },
+		// Static files are public and cached for a year: no cookie on them.
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return !isConsolePath(p) || strings.HasPrefix(p, "/static/")
+		},
 		TokenLookup:    "form:" + CSRFField,
 		ContextKey:     CSRFContextKey,
 		CookieName:     csrfCookie,
