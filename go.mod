@@ -3,6 +3,7 @@ module settle
 go 1.26.8
 
 require (
+	github.com/a-h/templ v0.3.1100
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/goccy/go-yaml v1.19.2
@@ -18,7 +19,6 @@ require (
 )
 
 require (
-	github.com/a-h/templ v0.3.1100 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
