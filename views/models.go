@@ -12,6 +12,8 @@ type Layout struct {
 	Nav   []Link
 	// ServedIn is how long the server took, for the footer ("12 ms").
 	ServedIn string
+	// ReadOnly shows that the server refuses every change.
+	ReadOnly bool
 }
 
 // User is the signed-in person as the header shows them.

@@ -133,7 +133,7 @@ func (s *server) render(c echo.Context, status int, comp templ.Component) error 
 // layout is what every page shares; current names the nav entry shown as
 // the current page.
 func (s *server) layout(c echo.Context, title, current string) views.Layout {
-	l := views.Layout{Title: title, CSRF: csrfToken(c)}
+	l := views.Layout{Title: title, CSRF: csrfToken(c), ReadOnly: s.readOnly}
 	p := auth.FromContext(c.Request().Context())
 	if p == nil {
 		return l

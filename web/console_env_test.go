@@ -30,6 +30,10 @@ var principals = map[string]*auth.Principal{
 	"manager": {Subject: "demo:mia", Name: "Mia Manager", Bindings: []auth.Binding{{Role: auth.Manager, Tenants: []string{"acme"}}}},
 	"admin":   {Subject: "demo:ari", Name: "Ari Admin", Bindings: []auth.Binding{{Role: auth.Admin, Tenants: []string{"acme"}}}},
 	"none":    {Subject: "demo:nia", Name: "Nia Nobody"},
+	// An owner of another target of the same tenant: reads the story,
+	// never the payload.
+	"refunds-owner": {Subject: "demo:rio", Name: "Rio Refunds", Bindings: []auth.Binding{
+		{Role: auth.Owner, Tenants: []string{"acme"}, Targets: []string{"refunds"}}}},
 }
 
 const asCookie = "test_as"

@@ -159,7 +159,7 @@ func TestConsole_PayloadOwnersAndAdminsOnly(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		c := newConsole(t, open(t), web.Config{})
-		for who, sees := range map[string]bool{"support": false, "manager": false, "owner": true, "admin": true} {
+		for who, sees := range map[string]bool{"support": false, "manager": false, "owner": true, "admin": true, "refunds-owner": false} {
 			r := c.as(who).get(c.opPath(c.acme))
 			if r.status != http.StatusOK {
 				t.Fatalf("%s: %d", who, r.status)
@@ -272,8 +272,8 @@ func TestConsole_ReadOnly(t *testing.T) {
 			if !ro && !testid(r.body, "error-heading", "Not possible here") {
 				t.Fatalf("405 page: %s", r.body)
 			}
-			if r := b.get(c.opPath(c.acme)); r.status != http.StatusOK {
-				t.Fatalf("read-only %v: reading: %d", ro, r.status)
+			if r := b.get(c.opPath(c.acme)); r.status != http.StatusOK || testid(r.body, "read-only", "Read-only mode") != ro {
+				t.Fatalf("read-only %v: reading: %d, notice %v", ro, r.status, testid(r.body, "read-only", ""))
 			}
 			if r := b.do(http.MethodPost, "/logout", url.Values{"_csrf": {tok}}); r.status != http.StatusSeeOther {
 				t.Fatalf("read-only %v: sign-out: %d", ro, r.status)
@@ -326,6 +326,9 @@ func TestConsole_HeadersAndErrors(t *testing.T) {
 		}
 		if r := c.as("").get("/operations?q=inv-1001"); r.header.Get("Location") != "/login?return="+url.QueryEscape("/operations?q=inv-1001") {
 			t.Fatalf("anonymous: %d %q", r.status, r.header.Get("Location"))
+		}
+		if bytes.Contains(r.body, []byte(`data-testid="read-only"`)) {
+			t.Error("a read-only notice on a server that is not read-only")
 		}
 		if r := c.as("none").get("/operations"); r.status != http.StatusForbidden || !testid(r.body, "no-role", "You have no role") {
 			t.Fatalf("no role: %d %s", r.status, r.body)

@@ -106,6 +106,7 @@ type server struct {
 	creates        *createSlots
 	signIn         SignIn // nil: no console
 	browser        ledger.Browser
+	readOnly       bool
 }
 
 // New returns the configured Echo server.
@@ -114,7 +115,7 @@ func New(cfg Config) *echo.Echo {
 		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
-		signIn: cfg.SignIn, browser: cfg.Browser,
+		signIn: cfg.SignIn, browser: cfg.Browser, readOnly: cfg.ReadOnly,
 	}
 	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
 		s.browser = b
