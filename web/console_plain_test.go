@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"settle/ledger"
+	"settle/views"
 )
 
 func TestStatusMeaning_EveryState(t *testing.T) {
@@ -151,3 +153,35 @@ func TestRelativeAndCounts(t *testing.T) {
 		}
 	}
 }
+
+// The detail page, rendered, says each state's plain status and what it
+// means for the customer, and never shows a payload it was not allowed to.
+func TestOperationView_RendersEveryState(t *testing.T) {
+	t.Parallel()
+	s := &server{targets: staticTargets{"payments": {Owner: "Payments team", RetryWindow: time.Hour}}}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, st := range ledger.States {
+		op := ledger.Operation{ID: "op1", Tenant: "acme", Target: "payments", State: st, RemoteRef: "ch_1",
+			Payload: []byte(`{"amount":100}`), PayloadHash: []byte{1, 2}, CreatedAt: now, UpdatedAt: now}
+		for _, shown := range []bool{false, true} {
+			var b strings.Builder
+			if err := views.Operation(s.operationView(op, nil, shown, now)).Render(context.Background(), &b); err != nil {
+				t.Fatal(err)
+			}
+			page := b.String()
+			plain := st.Plain("Payments team")
+			for _, want := range []string{`data-testid="status">` + plain + `<`, `data-testid="meaning">` + plain + " — "} {
+				if !strings.Contains(page, want) {
+					t.Errorf("%s: page lacks %s", st, want)
+				}
+			}
+			if strings.Contains(page, "amount") != shown {
+				t.Errorf("%s: payload shown %v, want %v", st, !shown, shown)
+			}
+		}
+	}
+}
+
+type staticTargets map[string]Target
+
+func (s staticTargets) Target(name string) (Target, bool) { t, ok := s[name]; return t, ok }
