@@ -46,8 +46,8 @@ var httpCodes = map[int]string{
 }
 
 // errorHandler is the one place errors become responses: HTML pages for
-// the console, JSON for the API and webhooks. Internal errors
-// are logged once, with the request id, and never shown.
+// the console, JSON for the API and webhooks. Internal errors are logged
+// once, with the request id, and never shown.
 func (s *server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
