@@ -3,6 +3,7 @@ module settle
 go 1.26.8
 
 require (
+	github.com/a-h/templ v0.3.1100
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/getkin/kin-openapi v0.153.0

@@ -45,8 +45,9 @@ var httpCodes = map[int]string{
 	http.StatusServiceUnavailable:    "overloaded",
 }
 
-// errorHandler is the one place errors become responses. Internal errors
-// are logged once, with the request id, and never shown.
+// errorHandler is the one place errors become responses: HTML pages for
+// the console, JSON for the API and webhooks. Internal errors are logged
+// once, with the request id, and never shown.
 func (s *server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -55,8 +56,11 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		status int
 		body   apiError
 		he     *echo.HTTPError
+		pe     *pageError
 	)
 	switch {
+	case errors.As(err, &pe):
+		status, body.Error, body.Message = pe.status, httpCodes[pe.status], pe.message
 	case errors.As(err, &he):
 		status = he.Code
 		body.Error = httpCodes[status]
@@ -72,10 +76,16 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		code := ledger.ErrorCode(err)
 		status, body.Error, body.Message = statusOf(code), string(code), ledger.ErrorMessage(err)
 	}
-	if status >= 500 {
+	if status >= 500 && pe == nil { // a pageError is a refusal the console chose, not a failure
 		s.log.Error("request failed", "route", c.Path(), "request_id",
 			c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 		body.Message = "internal error; the request id is in the X-Request-Id header"
+	}
+	// The console's pages get HTML pages; the API and the webhook
+	// receiver keep their JSON errors.
+	if s.signIn != nil && isConsolePath(c.Request().URL.Path) {
+		s.htmlError(c, status, err)
+		return
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)

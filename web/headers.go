@@ -14,17 +14,28 @@ import (
 // X-Content-Type-Options: nosniff everywhere (a browser must never guess a
 // JSON error or a metrics page into HTML), and Cache-Control: no-store on
 // the API and the webhook receiver, whose answers hold one tenant's data or
-// say something about it and must not be kept by a proxy or a browser.
+// say something about it and must not be kept by a proxy or a browser. The
+// console's pages (and its sign-in) get the CSP, the referrer policy and a
+// refusal to be framed.
 func headers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
 		h.Set(echo.HeaderXContentTypeOptions, "nosniff")
 		if p := c.Request().URL.Path; strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/webhooks/") {
 			h.Set(echo.HeaderCacheControl, "no-store")
+		} else if isConsolePath(p) {
+			h.Set(echo.HeaderContentSecurityPolicy, consoleCSP)
+			h.Set(echo.HeaderReferrerPolicy, "same-origin")
+			h.Set(echo.HeaderXFrameOptions, "DENY")
 		}
 		return next(c)
 	}
 }
+
+// consoleCSP allows the console's own files and nothing else: no inline
+// script or style, no framing, forms posting only back to settle.
+const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // Metrics serves reg at /metrics, and nothing else, for a listener of its
 // own (settle serve --metrics-addr): operational metrics then stay off the

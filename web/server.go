@@ -72,6 +72,18 @@ type Config struct {
 	Contracts      Contracts
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
+
+	// The console. SignIn nil means no console at all: only the API,
+	// webhooks and operational endpoints are served.
+	SignIn SignIn
+	// Browser answers the console's listings, state counts and search
+	// over the principal's tenants (both stores implement it).
+	Browser ledger.Browser
+	// ReadOnly refuses every console write (sign-in and sign-out aside).
+	ReadOnly bool
+	// InsecureCookies drops the Secure flag from the console's cookies,
+	// for plain HTTP on loopback only (cmd/settle checks the address).
+	InsecureCookies bool
 }
 
 // Contracts resolves target names to contracts (*target.Set does).
@@ -92,6 +104,9 @@ type server struct {
 	webhookCount   *prometheus.CounterVec
 	rates          *tokenRates // nil: unlimited
 	creates        *createSlots
+	signIn         SignIn // nil: no console
+	browser        ledger.Browser
+	readOnly       bool
 }
 
 // New returns the configured Echo server.
@@ -100,6 +115,13 @@ func New(cfg Config) *echo.Echo {
 		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
+		signIn: cfg.SignIn, browser: cfg.Browser, readOnly: cfg.ReadOnly,
+	}
+	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
+		s.browser = b
+	}
+	if s.signIn != nil && s.browser == nil {
+		panic("web: the console needs a ledger.Browser (Config.Browser, or a Store that implements it)")
 	}
 	if s.bodyLimit <= 0 {
 		s.bodyLimit = DefaultBodyLimit
@@ -124,6 +146,13 @@ func New(cfg Config) *echo.Echo {
 	}))
 	e.Use(requestID)
 	e.Use(requestLog(s.log))
+	if s.signIn != nil {
+		e.Use(stamp)
+		if cfg.ReadOnly {
+			e.Use(readOnly)
+		}
+		e.Use(csrf(cfg.InsecureCookies))
+	}
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")
 	})
@@ -150,6 +179,9 @@ func New(cfg Config) *echo.Echo {
 		e.POST("/webhooks/:target", s.receiveWebhook)
 	}
 	s.routesAPI(e)
+	if s.signIn != nil {
+		s.routesConsole(e)
+	}
 	return e
 }
 

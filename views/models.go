@@ -1,0 +1,157 @@
+// Package views holds the console's templ components and the view models
+// they display. Components compute nothing: every word a person reads,
+// plain-language status included, is put into a view model by the web
+// package, where it is unit-tested.
+package views
+
+// Layout is what every signed-in page shares.
+type Layout struct {
+	Title string
+	User  *User  // nil on pages shown before sign-in
+	CSRF  string // for the sign-out form
+	Nav   []Link
+	// ServedIn is how long the server took, for the footer ("12 ms").
+	ServedIn string
+	// ReadOnly shows that the server refuses every change.
+	ReadOnly bool
+}
+
+// User is the signed-in person as the header shows them.
+type User struct {
+	Name  string
+	Roles string // "support (acme, globex)"
+}
+
+// Link is a navigation entry.
+type Link struct {
+	Label   string
+	Href    string
+	Current bool
+}
+
+// Time is a moment shown relative ("3 min ago") with the exact UTC time in
+// the title and datetime attributes. The zero Time shows Empty.
+type Time struct {
+	ISO      string // RFC 3339, UTC
+	UTC      string // "2026-12-01 03:04:05 UTC"
+	Relative string
+	Empty    string // shown when ISO is ""
+}
+
+// Option is one choice of a select control.
+type Option struct {
+	Value    string
+	Label    string
+	Selected bool
+}
+
+// Tab is one state tab of the operations page.
+type Tab struct {
+	ID      string // "all" or the state, for tests and styling
+	Label   string
+	Count   string // "12", "10,000+"
+	Href    string
+	Current bool
+}
+
+// OperationRow is one operation in a listing.
+type OperationRow struct {
+	ID        string
+	Href      string
+	Tenant    string
+	IntentRef string
+	Type      string
+	Target    string
+	State     string // the ledger state, for styling
+	Status    string // plain language
+	Created   Time
+	Updated   Time
+}
+
+// OperationsPage is the support search and listing.
+type OperationsPage struct {
+	Layout
+	Query                          string
+	States, Targets, Tenants, Ages []Option
+	Tabs                           []Tab
+	Heading                        string // "Search results for “…”" or "Operations"
+	Rows                           []OperationRow
+	Empty                          string // shown when Rows is empty
+	Problem                        string // a filter that could not be used, in words
+	Next                           string // href of the next page; "" on the last
+	First                          string // href of the first page; "" on it
+}
+
+// Ref is an identifier shown with a copy button.
+type Ref struct {
+	ID    string // for data-testid
+	Label string
+	Value string
+}
+
+// Fact is one labelled line of the detail page.
+type Fact struct {
+	ID    string
+	Label string
+	Value string
+	Time  *Time // shown instead of Value when set
+}
+
+// Event is one step of an operation's story.
+type Event struct {
+	Kind  string // "created", "claimed", "answer", "lookup", … for tests and styling
+	Title string
+	When  Time
+	By    string
+	Lines []string // the evidence, in words
+}
+
+// OperationPage is one operation's story.
+type OperationPage struct {
+	Layout
+	ID      string
+	State   string
+	Status  string // plain language
+	Meaning string // what it means for the customer
+	Tone    string // "ok", "warn", "bad", "info"
+	Refs    []Ref
+	Facts   []Fact
+	Events  []Event
+	// Payload is the approved payload, indented; shown only when
+	// PayloadShown, which the server decides from the viewer's permission.
+	PayloadShown bool
+	Payload      string
+	PayloadNote  string // why it is not shown, or its fingerprint
+	Back         string
+}
+
+// ErrorPage explains a refused or failed request.
+type ErrorPage struct {
+	Layout
+	Status    int
+	Heading   string
+	Message   string
+	RequestID string // only for server errors, to quote to an operator
+	SignIn    bool   // offer a link to sign in again
+}
+
+// DemoUser is one of the demo sign-in's users.
+type DemoUser struct {
+	ID      string
+	Name    string
+	Role    string
+	Tenants string
+}
+
+// SignInPage is the sign-in page. The auth package fills it. The demo
+// sign-in posts the form fields "user" (a DemoUser ID), "return" and
+// "_csrf" to /login/demo; StartURL, when set, is where a real sign-in
+// starts (the OIDC provider's redirect).
+type SignInPage struct {
+	Demo     bool
+	Users    []DemoUser
+	Return   string
+	Error    string
+	CSRF     string
+	StartURL string
+}

@@ -1,0 +1,208 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/views"
+)
+
+// SignIn is the console's sign-in (package auth implements it): Register
+// mounts its own pages (/login, /auth/callback, /logout, …) and
+// Middleware puts the signed-in *auth.Principal into the request context
+// (auth.NewContext), or nothing for an anonymous request.
+type SignIn interface {
+	Register(e *echo.Echo)
+	Middleware() echo.MiddlewareFunc
+}
+
+// ConsoleRoute is one row of the console's route table: every console
+// page declares the permission it needs, and the server checks it by name
+// on every request before the handler runs. Tenant checks happen in the
+// handlers, per record.
+type ConsoleRoute struct {
+	Method     string
+	Path       string
+	Permission auth.Permission // "" only for Public routes
+	// Public routes (the static files) need no sign-in; every other route
+	// needs a principal holding Permission for some tenant.
+	Public bool
+	// Tenanted routes name one tenant's record in the URL (:tenant): a
+	// principal who may not see that tenant gets the same 404 as for an
+	// unknown record.
+	Tenanted bool
+	handle   func(*server, echo.Context) error
+}
+
+// consoleTable is the console's one route table. A route without a
+// permission is refused at start-up, and the authorization matrix test
+// fails for a route it has no case for.
+var consoleTable = []ConsoleRoute{
+	{Method: http.MethodGet, Path: "/", Permission: auth.ViewOperations, handle: (*server).consoleHome},
+	{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: (*server).operationsPage},
+	{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
+		handle: (*server).operationPage},
+	{Method: http.MethodGet, Path: "/static/:name", Public: true, handle: (*server).staticFile},
+}
+
+// ConsoleRoutes returns a copy of the console's route table, for tests and
+// documentation.
+func ConsoleRoutes() []ConsoleRoute {
+	return append([]ConsoleRoute(nil), consoleTable...)
+}
+
+// signInPaths are the auth package's own routes: they are public, and
+// sign-in and sign-out stay possible in read-only mode.
+var signInPaths = []string{"/login", "/login/demo", "/logout", "/auth/callback"}
+
+func (s *server) routesConsole(e *echo.Echo) {
+	s.signIn.Register(e)
+	for _, r := range consoleTable {
+		if r.Permission == "" && !r.Public {
+			panic(fmt.Sprintf("web: console route %s %s declares no permission", r.Method, r.Path))
+		}
+		h := r.handle
+		handler := func(c echo.Context) error { return h(s, c) }
+		if r.Public {
+			e.Add(r.Method, r.Path, handler)
+			continue
+		}
+		e.Add(r.Method, r.Path, handler, s.signIn.Middleware(), s.authorize(r))
+	}
+}
+
+// startKey is where the console keeps the time a request arrived, for the
+// server time shown on each page.
+const startKey = "settle.start"
+
+// authorize checks route r's permission on every request: anonymous
+// browsers are sent to sign in (and brought back), a person with no role
+// sees the no-role page, one without the permission a 403 page.
+func (s *server) authorize(r ConsoleRoute) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p := auth.FromContext(c.Request().Context())
+			if p == nil {
+				req := c.Request()
+				if req.Method == http.MethodGet || req.Method == http.MethodHead {
+					return c.Redirect(http.StatusSeeOther, "/login?return="+url.QueryEscape(req.URL.RequestURI()))
+				}
+				return &pageError{status: http.StatusUnauthorized, signIn: true,
+					message: "Your session has ended. Sign in again, then repeat what you were doing."}
+			}
+			if len(p.Bindings) == 0 {
+				return s.render(c, http.StatusForbidden, views.NoRole(s.layout(c, "No role", "")))
+			}
+			if !p.Has(r.Permission) {
+				return &pageError{status: http.StatusForbidden,
+					message: "Your role does not allow this page. Ask an administrator if you need it."}
+			}
+			return next(c)
+		}
+	}
+}
+
+func (s *server) consoleHome(c echo.Context) error {
+	return c.Redirect(http.StatusSeeOther, "/operations")
+}
+
+// render writes a component as a complete HTML page. Console pages hold
+// one person's view of tenant data: no cache keeps them.
+func (s *server) render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderCacheControl, "no-store")
+	if start, ok := c.Get(startKey).(time.Time); ok {
+		h.Set("Server-Timing", "app;dur="+strconv.FormatInt(time.Since(start).Milliseconds(), 10))
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// layout is what every page shares; current names the nav entry shown as
+// the current page.
+func (s *server) layout(c echo.Context, title, current string) views.Layout {
+	l := views.Layout{Title: title, CSRF: csrfToken(c), ReadOnly: s.readOnly}
+	p := auth.FromContext(c.Request().Context())
+	if p == nil {
+		return l
+	}
+	l.User = &views.User{Name: displayName(p), Roles: rolesText(p)}
+	if p.Has(auth.ViewOperations) {
+		l.Nav = append(l.Nav, views.Link{Label: "Operations", Href: "/operations", Current: current == "operations"})
+	}
+	return l
+}
+
+// servedIn is the server time so far, for a page's footer.
+func servedIn(c echo.Context) string {
+	start, ok := c.Get(startKey).(time.Time)
+	if !ok {
+		return ""
+	}
+	return strconv.FormatInt(time.Since(start).Milliseconds(), 10) + " ms"
+}
+
+// stamp records when a console request arrived.
+func stamp(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(startKey, time.Now())
+		return next(c)
+	}
+}
+
+func displayName(p *auth.Principal) string {
+	switch {
+	case p.Name != "":
+		return p.Name
+	case p.Email != "":
+		return p.Email
+	}
+	return p.Subject
+}
+
+// rolesText lists p's roles with the tenants each covers:
+// "owner (acme, globex) · admin (all tenants)".
+func rolesText(p *auth.Principal) string {
+	parts := make([]string, 0, len(p.Bindings))
+	for _, b := range p.Bindings {
+		scope := "all tenants"
+		if b.Tenants != nil {
+			scope = strings.Join(b.Tenants, ", ")
+		}
+		parts = append(parts, string(b.Role)+" ("+scope+")")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// tenantScope is the part of a filter that limits a query to the tenants
+// p may read operations of.
+func tenantScope(p *auth.Principal) (all bool, tenants []string) {
+	return p.Tenants(auth.ViewOperations)
+}
+
+// isConsolePath reports whether a path belongs to the console (HTML
+// pages), not to the API, the webhooks or the operational endpoints.
+func isConsolePath(p string) bool {
+	for _, prefix := range []string{"/api/", "/webhooks/"} {
+		if strings.HasPrefix(p, prefix) {
+			return false
+		}
+	}
+	switch p {
+	case "/healthz", "/readyz", "/metrics", "/api", "/webhooks":
+		return false
+	}
+	return true
+}

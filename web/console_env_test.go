@@ -1,0 +1,268 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/web"
+)
+
+// The console tests sign in through testSignIn: a cookie names one of a few
+// fixed principals, each bound to tenant "acme" only, so that "globex" is
+// always another tenant.
+var principals = map[string]*auth.Principal{
+	"support": {Subject: "demo:sam", Name: "Sam Support", Bindings: []auth.Binding{{Role: auth.Support, Tenants: []string{"acme"}}}},
+	"owner": {Subject: "demo:olu", Name: "Olu Owner", Bindings: []auth.Binding{
+		{Role: auth.Owner, Tenants: []string{"acme"}, Targets: []string{"payments"}}}},
+	"manager": {Subject: "demo:mia", Name: "Mia Manager", Bindings: []auth.Binding{{Role: auth.Manager, Tenants: []string{"acme"}}}},
+	"admin":   {Subject: "demo:ari", Name: "Ari Admin", Bindings: []auth.Binding{{Role: auth.Admin, Tenants: []string{"acme"}}}},
+	"none":    {Subject: "demo:nia", Name: "Nia Nobody"},
+	// An owner of another target of the same tenant: reads the story,
+	// never the payload.
+	"refunds-owner": {Subject: "demo:rio", Name: "Rio Refunds", Bindings: []auth.Binding{
+		{Role: auth.Owner, Tenants: []string{"acme"}, Targets: []string{"refunds"}}}},
+}
+
+const asCookie = "test_as"
+
+// testSignIn stands in for package auth: /login says who to be, /logout
+// forgets, and the middleware reads the test cookie.
+type testSignIn struct{}
+
+func (testSignIn) Register(e *echo.Echo) {
+	e.GET("/login", func(c echo.Context) error { return c.String(http.StatusOK, "sign in") })
+	e.POST("/logout", func(c echo.Context) error {
+		c.SetCookie(&http.Cookie{Name: asCookie, Path: "/", MaxAge: -1})
+		return c.Redirect(http.StatusSeeOther, "/login")
+	})
+}
+
+func (testSignIn) Middleware() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if k, err := c.Cookie(asCookie); err == nil && principals[k.Value] != nil {
+				r := c.Request()
+				c.SetRequest(r.WithContext(auth.NewContext(r.Context(), principals[k.Value])))
+			}
+			return next(c)
+		}
+	}
+}
+
+// browsing gives a real store what the console reads until the stores
+// implement ledger.Browser themselves: it answers for one tenant at a time
+// over List and Find, which is all these tests ask of it.
+type browsing struct{ store }
+
+var errManyTenants = errors.New("test browser: one tenant only")
+
+func oneTenant(tenant string, tenants []string) (string, error) {
+	switch {
+	case tenant != "":
+		return tenant, nil
+	case len(tenants) == 1:
+		return tenants[0], nil
+	}
+	return "", errManyTenants
+}
+
+func (b browsing) List(ctx context.Context, f ledger.ListFilter) (ledger.Page, error) {
+	t, err := oneTenant(f.Tenant, f.Tenants)
+	if err != nil {
+		return ledger.Page{}, err
+	}
+	f.Tenant, f.Tenants = t, nil
+	return b.store.List(ctx, f)
+}
+
+func (b browsing) CountByState(ctx context.Context, f ledger.ListFilter) (ledger.StateCounts, error) {
+	if f.Target == "boom" {
+		return ledger.StateCounts{}, errors.New("boom: internal detail that must never be shown")
+	}
+	sc := ledger.StateCounts{Counts: map[ledger.State]int{}, Capped: map[ledger.State]bool{}}
+	for _, st := range ledger.States {
+		g := f
+		g.State, g.Cursor, g.Limit = st, "", ledger.MaxListLimit
+		for {
+			p, err := b.List(ctx, g)
+			if err != nil {
+				return sc, err
+			}
+			sc.Counts[st] += len(p.Operations)
+			if p.Next == "" || sc.Counts[st] >= ledger.CountCap {
+				break
+			}
+			g.Cursor = p.Next
+		}
+	}
+	return sc, nil
+}
+
+func (b browsing) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Operation, error) {
+	t, err := oneTenant("", f.Tenants)
+	if err != nil {
+		return nil, err
+	}
+	return b.store.Find(ctx, t, f.Ref)
+}
+
+// consoleTargets also lists its names, for the target filter.
+type consoleTargets struct{ targets }
+
+func (t consoleTargets) Names() []string { return []string{"payments"} }
+
+// console is one settle server with the console on, over a real store,
+// with an operation of each tenant: acme's is UNKNOWN after a timeout and
+// a lookup that found nothing; globex's is PREPARED.
+type console struct {
+	t      *testing.T
+	base   string
+	store  store
+	acme   ledger.Operation
+	globex ledger.Operation
+}
+
+const secretField = "secret-sauce-7781"
+
+func newConsole(t *testing.T, s store, cfg web.Config) *console {
+	t.Helper()
+	b := browsing{s}
+	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn = b, b, s, testSignIn{}
+	cfg.Targets = consoleTargets{testTargets}
+	if !cfg.InsecureCookies {
+		cfg.InsecureCookies = true // httptest serves plain HTTP
+	}
+	srv := httptest.NewServer(web.New(cfg))
+	t.Cleanup(srv.Close)
+	c := &console{t: t, base: srv.URL, store: s}
+	c.acme = c.pending("acme", "inv-1001")
+	c.globex = c.create("globex", "inv-2002")
+	return c
+}
+
+func (c *console) create(tenant, intent string) ledger.Operation {
+	c.t.Helper()
+	op, _, err := c.store.Create(context.Background(), ledger.NewOperation{Tenant: tenant, Type: "charge", IntentRef: intent,
+		Target: "payments", Payload: []byte(`{"amount":100,"note":"` + secretField + `"}`), RetryWindow: 24 * time.Hour})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return op
+}
+
+// pending creates an operation and takes it to UNKNOWN the way the
+// executor and the reconciler do: a send that timed out, then a lookup
+// that found nothing yet.
+func (c *console) pending(tenant, intent string) ledger.Operation {
+	c.t.Helper()
+	ctx := context.Background()
+	op := c.create(tenant, intent)
+	held, err := c.store.Claim(ctx, tenant, op.ID, op.PayloadHash, time.Minute)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.store.Record(ctx, ledger.Outcome{Tenant: tenant, OperationID: op.ID, Fence: held.Fence,
+		From: ledger.InFlight, To: ledger.Unknown, Actor: ledger.ActorExecutor, Reason: "no response: timeout",
+		Evidence: map[string]any{"failure": "timeout"}}); err != nil {
+		c.t.Fatal(err)
+	}
+	leased, err := c.store.LeaseUnknown(ctx, 10, time.Minute)
+	if err != nil || len(leased) != 1 {
+		c.t.Fatalf("lease: %v %d", err, len(leased))
+	}
+	next := time.Now().Add(time.Hour)
+	op, err = c.store.Record(ctx, ledger.Outcome{Tenant: tenant, OperationID: op.ID, Fence: leased[0].Fence,
+		From: ledger.Unknown, To: ledger.Unknown, Actor: ledger.ActorReconciler, NextAt: &next,
+		Reason:   "not found yet; absence alone proves nothing",
+		Evidence: map[string]any{"via": "lookup", "status": 200, "results": 0}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return op
+}
+
+// browser is one person's client: a cookie jar, no redirects followed.
+type browser struct {
+	c      *console
+	client *http.Client
+}
+
+func (c *console) as(who string) *browser {
+	c.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	if who != "" {
+		u, _ := url.Parse(c.base)
+		jar.SetCookies(u, []*http.Cookie{{Name: asCookie, Value: who, Path: "/"}})
+	}
+	return &browser{c: c, client: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *browser) do(method, path string, form url.Values, header ...string) response {
+	b.c.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.c.base+path, body)
+	if err != nil {
+		b.c.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: data}
+}
+
+func (b *browser) get(path string) response { b.c.t.Helper(); return b.do(http.MethodGet, path, nil) }
+
+var regexpNext = regexp.MustCompile(`href="([^"]+)" rel="next"`)
+
+var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// token reads the CSRF token from a page's sign-out form.
+func (b *browser) token() string {
+	b.c.t.Helper()
+	r := b.get("/operations")
+	m := csrfRe.FindSubmatch(r.body)
+	if m == nil {
+		b.c.t.Fatalf("no CSRF token on the page: %s", r.body)
+	}
+	return string(m[1])
+}
+
+func (c *console) opPath(op ledger.Operation) string { return "/operations/" + op.Tenant + "/" + op.ID }
+
+// testid reports whether the page has an element with the data-testid
+// whose text starts with text.
+func testid(body []byte, id, text string) bool {
+	s := string(body)
+	i := strings.Index(s, `data-testid="`+id+`"`)
+	if i < 0 {
+		return false
+	}
+	rest := s[i:]
+	return strings.HasPrefix(rest[strings.Index(rest, ">")+1:], text)
+}

@@ -1,0 +1,160 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/static"
+	"settle/views"
+)
+
+// operationPage tells one operation's story. A tenant the principal may
+// not read answers exactly like an unknown operation.
+func (s *server) operationPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	tenant, id := c.Param("tenant"), c.Param("id")
+	if !p.Can(auth.ViewOperations, tenant, "") {
+		return notFound()
+	}
+	op, events, err := s.operationStory(ctx, p, tenant, id)
+	if err != nil {
+		return err
+	}
+	v := s.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), s.now())
+	v.Layout = s.layout(c, "Operation "+op.ID, "operations")
+	v.ServedIn = servedIn(c)
+	return s.render(c, http.StatusOK, views.Operation(v))
+}
+
+// notFound is the one answer for an operation that does not exist or that
+// the principal may not see.
+func notFound() error { return echo.NewHTTPError(http.StatusNotFound) }
+
+// operationStory reads the operation (with its payload only when p may see
+// it) and its events.
+func (s *server) operationStory(ctx context.Context, p *auth.Principal, tenant, id string) (ledger.Operation, []ledger.Event, error) {
+	op, err := s.store.Summary(ctx, tenant, id)
+	switch ledger.ErrorCode(err) {
+	case "":
+	case ledger.ENotFound, ledger.EInvalid:
+		return op, nil, notFound()
+	default:
+		return op, nil, err
+	}
+	if p.Can(auth.ViewPayload, tenant, op.Target) {
+		if op, err = s.store.Get(ctx, tenant, id); err != nil {
+			return op, nil, err
+		}
+	}
+	events, err := s.store.Events(ctx, tenant, id)
+	return op, events, err
+}
+
+// operationView builds the detail page; op.Payload is shown only when
+// showPayload, which the caller decides from the viewer's permission.
+func (s *server) operationView(op ledger.Operation, events []ledger.Event, showPayload bool, now time.Time) views.OperationPage {
+	owner := s.owner(op.Target)
+	meaning, tone := statusMeaning(op, op.Target, owner)
+	v := views.OperationPage{
+		ID: op.ID, State: string(op.State), Status: op.State.Plain(owner), Meaning: meaning, Tone: tone,
+		Back: "/operations",
+		Refs: []views.Ref{
+			{ID: "operation-id", Label: "Operation id", Value: op.ID},
+			{ID: "intent-ref", Label: "Intent reference", Value: ledger.PlainText(op.IntentRef, 300)},
+			{ID: "remote-key", Label: "Remote key (sent as the idempotency key)", Value: op.RemoteKey},
+		},
+	}
+	if op.RemoteRef != "" {
+		v.Refs = append(v.Refs, views.Ref{ID: "remote-ref", Label: "Target's reference", Value: op.RemoteRef})
+	}
+	v.Facts = s.operationFacts(op, owner, now)
+	attempt := 0
+	for _, ev := range events {
+		if ev.From == ledger.Prepared && ev.To == ledger.InFlight {
+			attempt++
+		}
+		v.Events = append(v.Events, storyEvent(ev, op.Target, owner, attempt, now))
+	}
+	fingerprint := "sha256:" + hex.EncodeToString(op.PayloadHash)
+	if showPayload && op.Payload != nil {
+		var buf bytes.Buffer
+		if json.Indent(&buf, op.Payload, "", "  ") == nil {
+			v.PayloadShown, v.Payload = true, buf.String()
+		}
+		v.PayloadNote = "The approved request, exactly as sent. Fingerprint " + fingerprint + "."
+	} else {
+		v.PayloadNote = "The request itself is shown only to the target's owners and to administrators. Fingerprint " + fingerprint + "."
+	}
+	return v
+}
+
+func (s *server) operationFacts(op ledger.Operation, owner string, now time.Time) []views.Fact {
+	created, updated := timeView(&op.CreatedAt, now, ""), timeView(&op.UpdatedAt, now, "")
+	deadline := timeView(op.Deadline, now, "none: it is never escalated for lateness")
+	facts := []views.Fact{
+		{ID: "tenant", Label: "Tenant", Value: op.Tenant},
+		{ID: "type", Label: "Type", Value: op.Type},
+		{ID: "target", Label: "Target", Value: op.Target},
+		{ID: "owner", Label: "Owning team", Value: orTeam(owner)},
+		{ID: "attempts", Label: "Sends", Value: sendsText(op.Attempts)},
+		{ID: "created", Label: "Registered", Time: &created},
+		{ID: "updated", Label: "Last change", Time: &updated},
+		{ID: "deadline", Label: "Deadline", Time: &deadline},
+		{ID: "retry-window", Label: "Same-key retry window", Value: retryWindowText(op, now)},
+	}
+	if op.State == ledger.Unknown && op.NextReconcileAt != nil {
+		next := timeView(op.NextReconcileAt, now, "")
+		facts = append(facts, views.Fact{ID: "next-check", Label: "Next check with the target", Time: &next})
+	}
+	if op.Reason != "" {
+		facts = append(facts, views.Fact{ID: "reason", Label: "Latest reason", Value: ledger.PlainText(op.Reason, 500)})
+	}
+	return facts
+}
+
+func sendsText(n int) string {
+	switch n {
+	case 0:
+		return "not sent yet"
+	case 1:
+		return "sent once"
+	}
+	return "sent " + countText(n, false) + " times, always with the same key"
+}
+
+// retryWindowText says whether settle may still repeat the request with
+// the same idempotency key.
+func retryWindowText(op ledger.Operation, now time.Time) string {
+	if op.RetryWindow <= 0 {
+		return "none documented: settle never repeats the request with the same key"
+	}
+	w := durationText(op.RetryWindow)
+	if op.FirstClaimedAt == nil {
+		return w + " from the first send"
+	}
+	end := op.RetryWindowEnd.UTC().Format("2006-01-02 15:04:05 UTC")
+	if now.Before(op.RetryWindowEnd) {
+		return w + ", open until " + end
+	}
+	return w + ", closed at " + end
+}
+
+// staticFile serves an embedded file under its hashed name: the name
+// changes with the content, so browsers may keep it for a year.
+func (s *server) staticFile(c echo.Context) error {
+	a, ok := static.Lookup(c.Param("name"))
+	if !ok {
+		return notFound()
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
+	return c.Blob(http.StatusOK, a.ContentType, a.Body)
+}
