@@ -19,8 +19,10 @@ const (
 	// dropped or failed answer is settled by a same-key replay.
 	demoCards = "demo"
 	// demoTransfers is class B (lookup by reference) whose lookups lag
-	// demoTransferLag behind its commits: the slow visibility that keeps an
-	// operation "Confirmation pending" for a while before a lookup sees it.
+	// demoTransferLag behind its commits and which sends no webhooks: the
+	// slow visibility that keeps an operation "Confirmation pending" for a
+	// while, its timeline showing the send and the lookups, until a lookup
+	// sees it.
 	demoTransfers = "transfers"
 	// demoLegacy is class D (no keys, no lookup): an unclear answer can
 	// only go to its owners, "Under review".
@@ -51,32 +53,38 @@ func (d demoTarget) sim(name string) *sim.Sim {
 }
 
 // startDemoTargets starts the simulated targets and returns their contracts.
-// Each sends signed webhooks to this server at self. Faults are never drawn
+// Those with webhooks send them, signed, to this server at self; on
+// legacy-billing a success reported after the operation was escalated goes
+// to quarantine, so the playground fills that queue too. Faults are never drawn
 // at random: the playground's trickle scripts one per operation, so that
 // every state turns up within its first few operations.
 func startDemoTargets(self string, playground bool) (*target.Set, demoTarget, error) {
 	d := demoTarget{srvs: map[string]*sim.Server{}, secrets: map[string][]byte{}}
 	type demoSim struct {
-		name string
-		cfg  sim.Config
+		name    string
+		cfg     sim.Config
+		webhook bool
 	}
-	cfgs := []demoSim{{demoCards, sim.Config{Class: "A"}}}
+	cfgs := []demoSim{{demoCards, sim.Config{Class: "A"}, true}}
 	if playground {
 		cfgs = append(cfgs,
-			demoSim{demoTransfers, sim.Config{Class: "B", LookupLag: demoTransferLag}},
-			demoSim{demoLegacy, sim.Config{Class: "D"}})
+			demoSim{demoTransfers, sim.Config{Class: "B", LookupLag: demoTransferLag}, false},
+			demoSim{demoLegacy, sim.Config{Class: "D"}, true})
 	}
 	var sets []*target.Set
 	for _, c := range cfgs {
-		secret := make([]byte, 32)
-		_, _ = rand.Read(secret)
-		c.cfg.WebhookURL, c.cfg.WebhookSecret = self+"/webhooks/"+c.name, string(secret)
+		if c.webhook {
+			secret := make([]byte, 32)
+			_, _ = rand.Read(secret)
+			c.cfg.WebhookURL, c.cfg.WebhookSecret = self+"/webhooks/"+c.name, string(secret)
+			d.secrets[c.name] = secret
+		}
 		srv, err := sim.Start(c.cfg)
 		if err != nil {
 			d.stop()
 			return nil, demoTarget{}, fmt.Errorf("demo target %s: %w", c.name, err)
 		}
-		d.srvs[c.name], d.secrets[c.name] = srv, secret
+		d.srvs[c.name] = srv
 		set, err := target.Parse("demo target "+c.name, srv.Contract(c.name))
 		if err != nil {
 			d.stop()
