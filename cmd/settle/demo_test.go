@@ -130,3 +130,21 @@ func sorted(m map[string]int) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// Only addresses that name this machine pass; an empty or unspecified host
+// listens on every interface and a name other than localhost may resolve
+// anywhere.
+func TestCheckDemoAddr(t *testing.T) {
+	t.Parallel()
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:8080": true, "127.0.0.2:0": true, "[::1]:0": true, "localhost:8080": true,
+		"0.0.0.0:8080": false, ":8080": false, "[::]:0": false, "10.0.0.1:80": false,
+		"example.com:80": false, "127.0.0.1": false, "": false,
+	} {
+		var stderr bytes.Buffer
+		err := checkDemoAddr(addr, &stderr)
+		if (err == nil) != ok || (stderr.Len() == 0) != ok {
+			t.Errorf("checkDemoAddr(%q) = %v, stderr %q; want accepted %t", addr, err, stderr.String(), ok)
+		}
+	}
+}
