@@ -184,6 +184,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
 		ln.Addr(), desc, len(contracts.Names()), where, len(loops))
+
 	var serveErr error
 	stopDemo := func() {}
 	if cfg.demo {
@@ -198,7 +199,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// Stop taking requests first, then let the loops finish what they hold.
 	log.Info("shutting down")
-	stopDemo()
+	stopDemo() // the playground's trickle uses the API, so it stops before the server
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for _, srv := range servers {
