@@ -30,9 +30,10 @@ type demoScenario struct {
 	fault          sim.Fault
 }
 
-// demoScenarios run in this order, round and round. The first four already
-// show every state: Confirmed, Confirmation pending (a dropped answer on the
-// lagging target), Under review (an unclear answer on a target that offers
+// demoScenarios run in this order, round and round (an odd number, so that
+// each meets both tenants). The first four already show every state:
+// Confirmed, Confirmation pending (a dropped answer on the lagging target,
+// which sends no webhooks), Under review (a 503 from a target that offers
 // no way to confirm) and Not applied (a 429, documented as no side effect).
 // Only the trickle writes to the class B and D targets and they are never
 // re-sent to, so a scripted fault meets exactly the operation it was
@@ -41,11 +42,16 @@ type demoScenario struct {
 var demoScenarios = [...]demoScenario{
 	{demoCards, "charge", sim.None},
 	{demoTransfers, "transfer", sim.DropAfterCommit},
-	{demoLegacy, "invoice", sim.FailAfterCommit},
+	{demoLegacy, "invoice", sim.FailBeforeCommit},
 	{demoTransfers, "transfer", sim.RateLimited},
 	{demoCards, "charge", sim.DropAfterCommit},
 	{demoLegacy, "invoice", sim.None},
 	{demoTransfers, "transfer", sim.FailBeforeCommit},
+	// The invoice exists but the answer was a 500: the reconciler escalates
+	// it, unless the target's webhook reporting it confirms it first; a
+	// webhook that comes after the escalation goes to quarantine.
+	{demoLegacy, "invoice", sim.FailAfterCommit},
+	{demoCards, "charge", sim.FailAfterCommit},
 }
 
 // tokenStore is the one thing the playground needs from the store's API
