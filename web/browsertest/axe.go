@@ -10,9 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// AxeTags are the axe-core rule tags RequireAccessible runs: WCAG 2.0, 2.1
-// and 2.2 at levels A and AA (2.2 adds AA rules only).
-var AxeTags = []string{"wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"}
+// axeTags are the axe-core rule tags Axe runs, as a JavaScript array: WCAG
+// 2.0, 2.1 and 2.2 at levels A and AA (2.2 adds AA rules only).
+const axeTags = `["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]`
 
 // Violation is one axe-core rule a page breaks, with the elements that
 // break it.
@@ -38,8 +38,8 @@ const axeRun = `axe.run(document, {runOnly: {type: "tag", values: %s}, resultTyp
       target: n.target.map(t => Array.isArray(t) ? t.join(" >>> ") : String(t)).join(" "),
       summary: n.failureSummary || ""}))})))`
 
-// Axe checks the current page with axe-core ($SETTLE_AXE_JS) against
-// AxeTags and returns the violations it finds. It fails the test when
+// Axe checks the current page with axe-core ($SETTLE_AXE_JS) against the
+// WCAG 2.0, 2.1 and 2.2 A and AA rules and returns the violations it finds. It fails the test when
 // axe-core is missing or cannot run, never when the page breaks a rule:
 // that is RequireAccessible.
 //
@@ -61,8 +61,7 @@ func (b *Browser) Axe() []Violation {
 			b.t.Fatalf("browsertest: injecting axe-core: %v", err)
 		}
 	}
-	tags := `["` + strings.Join(AxeTags, `", "`) + `"]`
-	vs, err := chromedp.Run(ctx, chromedp.Evaluate[[]Violation](fmt.Sprintf(axeRun, tags), chromedp.EvalAwaitPromise))
+	vs, err := chromedp.Run(ctx, chromedp.Evaluate[[]Violation](fmt.Sprintf(axeRun, axeTags), chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("browsertest: running axe-core: %v", err)
 	}
