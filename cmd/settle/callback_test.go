@@ -135,7 +135,7 @@ func TestCallback_EndToEnd(t *testing.T) {
 	secret = []byte(strings.TrimSpace(out))
 	receiver.Start()
 	_, token, _ := settleCmd(t, "token", "create", "--tenant", "acme", "--database-url", db)
-	base := start(t, dir, nil, "--database-url", db, "--demo")
+	base := start(t, dir, nil, "--database-url", db, "--demo-target")
 
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/operations", strings.NewReader(
 		`{"target":"demo","operation_type":"charge","intent_ref":"a-1","payload":{"amount":1,"currency":"EUR"}}`))

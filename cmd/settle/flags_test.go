@@ -116,7 +116,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		db := sqliteDB(dir)
-		off := startServer(t, dir, nil, "--database-url", db, "--demo", "--no-inbox")
+		off := startServer(t, dir, nil, "--database-url", db, "--demo-target", "--no-inbox")
 		wantLoops(t, off, 5)
 		token := newToken(t, db)
 		_, op := apiCall(t, http.MethodPost, off.URL+"/api/v1/operations", token,
@@ -131,7 +131,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		if m := metrics(t, off.URL); strings.Contains(m, "settle_webhook_events_processed_total{") {
 			t.Fatalf("with --no-inbox a delivery was processed: %s", metricLines(m, "settle_webhook_"))
 		}
-		on := startServer(t, dir, nil, "--database-url", db, "--demo")
+		on := startServer(t, dir, nil, "--database-url", db, "--demo-target")
 		waitFor(t, 20*time.Second, "the stored delivery processed by the other replica", func() (bool, string) {
 			m := metrics(t, on.URL)
 			return strings.Contains(m, "settle_webhook_events_processed_total{"), metricLines(m, "settle_webhook_")
@@ -151,7 +151,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		if out, err := exec.Command(binary, "callback", "set", "--tenant", "acme", "--url", receiver.URL, "--database-url", db).CombinedOutput(); err != nil {
 			t.Fatalf("callback set: %v: %s", err, out)
 		}
-		off := startServer(t, dir, nil, "--database-url", db, "--demo", "--no-notifier")
+		off := startServer(t, dir, nil, "--database-url", db, "--demo-target", "--no-notifier")
 		wantLoops(t, off, 5)
 		token := newToken(t, db)
 		_, op := apiCall(t, http.MethodPost, off.URL+"/api/v1/operations", token,
@@ -161,7 +161,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		if n := calls.Load(); n != 0 {
 			t.Fatalf("with --no-notifier the callback was called %d times", n)
 		}
-		startServer(t, dir, nil, "--database-url", db, "--demo")
+		startServer(t, dir, nil, "--database-url", db, "--demo-target")
 		waitFor(t, 20*time.Second, "the callback delivered by the other replica", func() (bool, string) {
 			n := calls.Load()
 			return n > 0, fmt.Sprintf("%d calls", n)
@@ -342,7 +342,7 @@ func TestServe_BodyLimit(t *testing.T) {
 	const limit = 400
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
-	base := start(t, dir, nil, "--database-url", db, "--demo", "--body-limit", fmt.Sprint(limit))
+	base := start(t, dir, nil, "--database-url", db, "--demo-target", "--body-limit", fmt.Sprint(limit))
 	token := newToken(t, db)
 	body := func(ref string, size int) string {
 		b := fmt.Sprintf(`{"target":"demo","operation_type":"charge","intent_ref":"%s","payload":{"amount":1,"currency":"EUR","pad":""}}`, ref)

@@ -35,7 +35,7 @@ func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 	}
 	callbackSecret := strings.TrimSpace(string(out))
 
-	base, logs := startLogged(t, dir, nil, "--database-url", db, "--demo")
+	base, logs := startLogged(t, dir, nil, "--database-url", db, "--demo-target")
 	token := newToken(t, db)
 	const marker, amount = "PAYLOAD-MARKER-7f3a", "987654"
 	body := `{"target":"demo","operation_type":"charge","intent_ref":"log-1","payload":{"amount":` + amount +

@@ -257,7 +257,7 @@ func TestToken_EndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
-	base := start(t, dir, nil, "--database-url", db, "--demo")
+	base := start(t, dir, nil, "--database-url", db, "--demo-target")
 
 	c := exec.Command(binary, "token", "create", "--tenant", "acme", "--database-url", db)
 	var stdout, stderr bytes.Buffer
@@ -302,14 +302,14 @@ func TestToken_EndToEnd(t *testing.T) {
 	}
 }
 
-// --demo: an operation for target "demo" is sent to the in-process
+// --demo-target: an operation for target "demo" is sent to the in-process
 // simulator, confirmed, and the simulator's signed webhook is received,
 // verified and processed (consistent with the confirmation).
 func TestServe_Demo(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
-	base := start(t, dir, nil, "--database-url", db, "--demo")
+	base := start(t, dir, nil, "--database-url", db, "--demo-target")
 	token := newToken(t, db)
 	status, op := apiCall(t, http.MethodPost, base+"/api/v1/operations", token,
 		`{"target":"demo","operation_type":"charge","intent_ref":"demo-1","payload":{"amount":1200,"currency":"EUR"}}`)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,14 +18,13 @@ import (
 
 	"settle/reconciler"
 	"settle/target"
-	"settle/target/sim"
 	"settle/web"
 )
 
 // serveConfig is everything `settle serve` reads from flags and env.
 type serveConfig struct {
 	dbURL, addr, contracts             string
-	demo                               bool
+	demo, demoTarget                   bool
 	bodyLimit                          int64
 	noExecutor, noSweeper, noReconcile bool
 	noInbox, noAuditor, noNotifier     bool
@@ -51,7 +49,8 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
 	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	fs.BoolVar(&c.demo, "demo", false, "also run a simulated target in-process, as target \"demo\"")
+	fs.BoolVar(&c.demo, "demo", false, "a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in")
+	fs.BoolVar(&c.demoTarget, "demo-target", false, "only run a simulated target in-process, as target \"demo\", without faults or demo data")
 	fs.Int64Var(&c.bodyLimit, "body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
 	fs.BoolVar(&c.noExecutor, "no-executor", false, "do not send operations from this replica")
 	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
@@ -71,6 +70,11 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	}
 	if err := checkAPIFlags(c.api, stderr); err != nil {
 		return c, err
+	}
+	if c.demo {
+		if err := checkDemoAddr(c.addr, stderr); err != nil {
+			return c, err
+		}
 	}
 	switch {
 	case c.bodyLimit <= 0:
@@ -122,10 +126,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer store.Close()
 
-	e := web.New(web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
+	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
-		Contracts: contracts, WebhookSecrets: secrets, Inbox: store})
+		Contracts: contracts, WebhookSecrets: secrets, Inbox: store}
+	if cfg.demo {
+		demoSignIn(&webCfg)
+	}
+	e := web.New(webCfg)
 	limits, err := fitConns(cfg.limits, log)
 	if err != nil {
 		return err
@@ -178,13 +186,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ln.Addr(), desc, len(contracts.Names()), where, len(loops))
 
 	var serveErr error
-	select {
-	case err := <-errc:
-		serveErr = fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	stopDemo := func() {}
+	if cfg.demo {
+		stopDemo, serveErr = startPlayground(ctx, store, demo, "http://"+ln.Addr().String(), log)
+	}
+	if serveErr == nil {
+		select {
+		case err := <-errc:
+			serveErr = fmt.Errorf("serve: %w", err)
+		case <-ctx.Done():
+		}
 	}
 	// Stop taking requests first, then let the loops finish what they hold.
 	log.Info("shutting down")
+	stopDemo() // the playground's trickle uses the API, so it stops before the server
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for _, srv := range servers {
@@ -197,21 +212,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serveErr
 }
 
-// demoTarget is the in-process simulator of --demo.
-type demoTarget struct {
-	srv     *sim.Server
-	secrets map[string][]byte // its webhook secret, generated at start
-}
-
-func (d demoTarget) stop() {
-	if d.srv != nil {
-		d.srv.Close()
-	}
-}
-
-// loadContracts reads --contracts and, with --demo, adds an in-process
-// simulated target named "demo" (class A) that sends signed webhooks to
-// this server at self.
+// loadContracts reads --contracts and, with --demo or --demo-target, adds
+// the in-process simulated targets (see startDemoTargets) that send signed
+// webhooks to this server at self.
 func loadContracts(cfg serveConfig, self string) (*target.Set, demoTarget, error) {
 	var (
 		sets []*target.Set
@@ -224,20 +227,12 @@ func loadContracts(cfg serveConfig, self string) (*target.Set, demoTarget, error
 		}
 		sets = append(sets, set)
 	}
-	if cfg.demo {
-		secret := make([]byte, 32)
-		_, _ = rand.Read(secret)
-		srv, err := sim.Start(sim.Config{Class: "A", WebhookURL: self + "/webhooks/demo",
-			WebhookSecret: string(secret)})
+	if cfg.demo || cfg.demoTarget {
+		set, d, err := startDemoTargets(self, cfg.demo)
 		if err != nil {
-			return nil, demo, fmt.Errorf("demo target: %w", err)
+			return nil, demo, err
 		}
-		demo = demoTarget{srv: srv, secrets: map[string][]byte{"demo": secret}}
-		set, err := target.Parse("demo target", srv.Contract("demo"))
-		if err != nil {
-			demo.stop()
-			return nil, demoTarget{}, err
-		}
+		demo = d
 		sets = append(sets, set)
 	}
 	set, err := target.Join(sets...)

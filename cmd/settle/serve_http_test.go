@@ -24,7 +24,7 @@ func TestServe_IdleFloodKeepsServingAndSending(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
 	cmd := exec.Command("sh", "-c", `ulimit -n 1000 && exec "$0" "$@"`, binary,
-		"serve", "--addr", "127.0.0.1:0", "--database-url", db, "--demo")
+		"serve", "--addr", "127.0.0.1:0", "--database-url", db, "--demo-target")
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	s := runServer(t, cmd)

@@ -1,0 +1,254 @@
+// Package browsertest drives Debian's headless Chromium from Go tests
+// (through chromedp) so that the console can be tested as a person uses it:
+// navigate, fill and submit forms, read text by data-testid, take
+// full-page screenshots as test artifacts, and check each page with
+// axe-core (see Browser.RequireAccessible).
+//
+// The browser is never downloaded and a missing one never skips a test: New
+// fails with an install hint. scripts/test installs Chromium (when
+// /usr/bin/chromium is missing) and axe-core, and exports SETTLE_CHROMIUM
+// and SETTLE_AXE_JS.
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Environment variables the harness reads.
+const (
+	// ChromiumEnv names the Chromium binary; empty means DefaultChromium.
+	ChromiumEnv = "SETTLE_CHROMIUM"
+	// ArtifactsEnv names the directory screenshots are written under; empty
+	// means test-artifacts/ at the repository root (git-ignored).
+	ArtifactsEnv = "SETTLE_ARTIFACTS"
+	// AxeEnv names axe-core's axe.min.js, read by RequireAccessible.
+	AxeEnv = "SETTLE_AXE_JS"
+	// DefaultChromium is where Debian's chromium package installs it.
+	DefaultChromium = "/usr/bin/chromium"
+)
+
+// installHint ends every message about a missing prerequisite.
+const installHint = "scripts/test installs it; the browser tests never skip"
+
+// DefaultTimeout bounds each action of a Browser (a navigation, a click and
+// the page it loads, an axe run).
+const DefaultTimeout = 30 * time.Second
+
+// Browser is one headless Chromium with one tab, owned by one test and
+// closed at its cleanup. Its methods fail the test on any error, so a test
+// reads as the steps a person takes.
+type Browser struct {
+	t   testing.TB
+	ctx context.Context // the tab; actions run in contexts derived from it
+	// Timeout bounds each action; New sets DefaultTimeout.
+	Timeout time.Duration
+	shots   int
+}
+
+// New starts Chromium ($SETTLE_CHROMIUM, else /usr/bin/chromium) headless
+// for t and closes it when t ends. It fails t, with an install hint, when
+// the binary is missing or does not start.
+func New(t testing.TB) *Browser {
+	t.Helper()
+	path := os.Getenv(ChromiumEnv)
+	if path == "" {
+		path = DefaultChromium
+	}
+	return newBrowser(t, path)
+}
+
+func newBrowser(t testing.TB, path string) *Browser {
+	t.Helper()
+	if fi, err := os.Stat(path); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		t.Fatalf("browsertest: no Chromium at %s (set %s to use another binary): install Debian's chromium "+
+			"(as root: apt-get install -y chromium); %s", path, ChromiumEnv, installHint)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900),
+	)
+	if os.Geteuid() == 0 {
+		// Chromium refuses to start as root with its sandbox on.
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	// The first action starts the browser; it must not run under a
+	// timeout, which would stop the browser when it expires.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("browsertest: starting Chromium %s: %v (%s)", path, err, installHint)
+	}
+	return &Browser{t: t, ctx: ctx, Timeout: DefaultTimeout}
+}
+
+// do runs actions under the browser's timeout and fails the test with what
+// and the error.
+func (b *Browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("browsertest: %s: %v", what, err)
+	}
+}
+
+// load runs actions that cause a navigation and returns the HTTP status of
+// the document it loads.
+func (b *Browser) load(what string, actions ...chromedp.Action[chromedp.Void]) int {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, actions...)
+	if err != nil {
+		b.t.Fatalf("browsertest: %s: %v", what, err)
+	}
+	return int(resp.Status)
+}
+
+// Navigate opens url and returns the HTTP status of the page.
+func (b *Browser) Navigate(url string) int {
+	b.t.Helper()
+	return b.load("navigate to "+url, chromedp.Navigate(url))
+}
+
+// Fill types value into the form field selector (CSS) matches, replacing
+// what it held.
+func (b *Browser) Fill(selector, value string) {
+	b.t.Helper()
+	sel := chromedp.CSS(selector)
+	b.do("fill "+selector, chromedp.WaitVisible(sel), chromedp.Clear(sel), chromedp.SendKeys(sel, value))
+}
+
+// Submit clicks the submit button selector (CSS) matches, waits for the
+// page the form leads to and returns its HTTP status.
+func (b *Browser) Submit(selector string) int {
+	b.t.Helper()
+	return b.load("submit with "+selector, chromedp.Click(chromedp.CSS(selector)))
+}
+
+// Click clicks the element selector (CSS) matches and does not wait for a
+// navigation; use Submit, or Navigate, for one that loads a page.
+func (b *Browser) Click(selector string) {
+	b.t.Helper()
+	b.do("click "+selector, chromedp.Click(chromedp.CSS(selector)))
+}
+
+// Text returns the rendered text of the first element selector (CSS)
+// matches, waiting for it to appear.
+func (b *Browser) Text(selector string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
+	if err != nil {
+		b.t.Fatalf("browsertest: text of %s: %v", selector, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// TextByTestID returns the rendered text of the element whose data-testid
+// is id.
+func (b *Browser) TextByTestID(id string) string {
+	b.t.Helper()
+	return b.Text(TestID(id))
+}
+
+// Count returns how many elements selector (CSS) matches now, without
+// waiting: 0 is how a test shows that a control is absent.
+func (b *Browser) Count(selector string) int {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](
+		"document.querySelectorAll("+strconv.Quote(selector)+").length"))
+	if err != nil {
+		b.t.Fatalf("browsertest: count %s: %v", selector, err)
+	}
+	return n
+}
+
+// testIDRE keeps TestID's selector free of quoting problems.
+var testIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+
+// TestID returns the CSS selector of the element whose data-testid is id.
+// It panics on an id with characters other than letters, digits, '.', '_',
+// ':' and '-', a programming error in the test.
+func TestID(id string) string {
+	if !testIDRE.MatchString(id) {
+		panic(fmt.Sprintf("browsertest: data-testid %q has characters a test id should not", id))
+	}
+	return `[data-testid="` + id + `"]`
+}
+
+// Screenshot writes a full-page PNG of the current page to
+// <artifacts>/<test name>/<nn>-<name>.png and returns its path. The
+// artifacts directory is $SETTLE_ARTIFACTS, else test-artifacts/ at the
+// repository root.
+func (b *Browser) Screenshot(name string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 means PNG
+	if err != nil {
+		b.t.Fatalf("browsertest: screenshot %s: %v", name, err)
+	}
+	dir, err := ArtifactsDir()
+	if err != nil {
+		b.t.Fatalf("browsertest: %v", err)
+	}
+	dir = filepath.Join(dir, fileName(b.t.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Fatalf("browsertest: %v", err)
+	}
+	b.shots++
+	path := filepath.Join(dir, fmt.Sprintf("%02d-%s.png", b.shots, fileName(name)))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatalf("browsertest: %v", err)
+	}
+	b.t.Logf("screenshot %s", path)
+	return path
+}
+
+// ArtifactsDir returns $SETTLE_ARTIFACTS or, when it is empty,
+// test-artifacts/ in the repository root (the nearest directory above the
+// working directory holding go.mod).
+func ArtifactsDir() (string, error) {
+	if dir := os.Getenv(ArtifactsEnv); dir != "" {
+		return dir, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "test-artifacts"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: set " + ArtifactsEnv)
+		}
+		dir = parent
+	}
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// fileName turns a test or screenshot name into one path element.
+func fileName(s string) string {
+	return strings.Trim(unsafeName.ReplaceAllString(s, "_"), "_.")
+}

@@ -1,0 +1,215 @@
+package browsertest
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The policy the console is meant to serve: no inline script or style.
+const strictCSP = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+const goodPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Find an operation</title>
+<link rel="stylesheet" href="/style.css"></head>
+<body><main>
+<h1>Find an operation</h1>
+<form method="post" action="/result">
+  <label for="q">Reference</label>
+  <input id="q" name="q" type="search">
+  <button type="submit" data-testid="search">Search</button>
+</form>
+</main>
+<script>document.body.dataset.inline = "ran"</script>
+</body></html>`
+
+// badPage breaks two WCAG AA rules: an input without a label and grey
+// text on white (2.3:1, below 4.5:1, from bad.css). It is served under the
+// same strict policy, so finding its faults shows axe-core runs under it.
+const badPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Find an operation</title>
+<link rel="stylesheet" href="/bad.css"></head>
+<body><main>
+<h1>Find an operation</h1>
+<input id="q" name="q">
+<p class="faint">Enter a reference</p>
+</main></body></html>`
+
+func site(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	page := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Security-Policy", strictCSP)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		}
+	}
+	mux.HandleFunc("GET /{$}", page(goodPage))
+	mux.HandleFunc("GET /bad", page(badPage))
+	mux.HandleFunc("GET /style.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		fmt.Fprint(w, "body { font-family: sans-serif; color: #1a1a1a; background: #fff }")
+	})
+	mux.HandleFunc("GET /bad.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		fmt.Fprint(w, ".faint { color: #aaaaaa; background: #ffffff }")
+	})
+	mux.HandleFunc("POST /result", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", strictCSP)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusAccepted) // distinct, so the test sees Submit return this page's status
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>Result</title></head><body><main>`+
+			`<h1>Result</h1><p data-testid="echo">%s</p></main></body></html>`, html.EscapeString(r.FormValue("q")))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// An accessible page under a strict CSP (in force: its inline script does
+// not run) passes axe, so axe-core got in despite the policy and ran; a form is filled and submitted, text is read
+// by data-testid and a screenshot is written.
+func TestBrowser_GoodPage(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	b := New(t)
+
+	if got := b.Navigate(srv.URL + "/"); got != http.StatusOK {
+		t.Fatalf("Navigate: %d", got)
+	}
+	if vs := b.Axe(); len(vs) != 0 {
+		t.Fatalf("the accessible page: %s", Report(srv.URL, vs))
+	}
+	b.RequireAccessible()
+	if n := b.Count(`body[data-inline]`); n != 0 {
+		t.Fatal("the page's inline script ran: the policy is not in force, so this test proves nothing about it")
+	}
+	if n := b.Count(`script`); n != 1 {
+		t.Fatalf("%d script elements, want the page's one: axe-core must come in through DevTools, not a <script>", n)
+	}
+
+	b.Fill("#q", "order-1042")
+	if got := b.Submit(TestID("search")); got != http.StatusAccepted {
+		t.Fatalf("Submit: %d, want the result page's 202", got)
+	}
+	if got := b.TextByTestID("echo"); got != "order-1042" {
+		t.Fatalf("echo = %q", got)
+	}
+	if n := b.Count(TestID("search")); n != 0 {
+		t.Fatalf("the search button is still there (%d): Submit did not wait for the next page", n)
+	}
+
+	path := b.Screenshot("result page")
+	png, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) < 1000 {
+		t.Fatalf("%s is not a PNG screenshot (%d bytes)", path, len(png))
+	}
+	dir, err := ArtifactsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "TestBrowser_GoodPage", "01-result_page.png"); path != want {
+		t.Fatalf("screenshot at %s, want %s", path, want)
+	}
+}
+
+// On the inaccessible page axe finds the missing label and the low
+// contrast, and the report names rule, impact, element and help.
+func TestBrowser_BadPage(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	b := New(t)
+	b.Navigate(srv.URL + "/bad")
+
+	vs := b.Axe()
+	found := map[string]Violation{}
+	for _, v := range vs {
+		found[v.ID] = v
+	}
+	for id, target := range map[string]string{"label": "#q", "color-contrast": "p"} {
+		v, ok := found[id]
+		if !ok {
+			t.Fatalf("axe did not report %s; it reported %s", id, Report(srv.URL+"/bad", vs))
+		}
+		if len(v.Nodes) == 0 || v.Nodes[0].Target != target || v.Impact == "" || v.Help == "" {
+			t.Fatalf("%s: incomplete violation %+v", id, v)
+		}
+	}
+	report := Report(srv.URL+"/bad", vs)
+	for _, want := range []string{"accessibility violations", "label (critical): ", "\n    at #q: ", "color-contrast (serious): ", "\n    at p: "} {
+		if !strings.Contains(report, want) {
+			t.Fatalf("report lacks %q:\n%s", want, report)
+		}
+	}
+
+	// RequireAccessible fails the test with that report.
+	rec := &recorder{TB: t}
+	rec.run(func() { (&Browser{t: rec, ctx: b.ctx, Timeout: b.Timeout}).RequireAccessible() })
+	if !strings.Contains(rec.failure, "label (critical)") || !strings.Contains(rec.failure, "color-contrast") {
+		t.Fatalf("RequireAccessible on the bad page: failure %q", rec.failure)
+	}
+}
+
+// A missing browser or axe-core fails the test with an install hint; it
+// never skips.
+func TestBrowser_MissingPrerequisitesFail(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{TB: t}
+	rec.run(func() { newBrowser(rec, filepath.Join(t.TempDir(), "no-chromium")) })
+	if !strings.Contains(rec.failure, "no Chromium at") || !strings.Contains(rec.failure, "apt-get install -y chromium") {
+		t.Fatalf("missing Chromium: failure %q", rec.failure)
+	}
+	if rec.skipped {
+		t.Fatal("missing Chromium skipped the test")
+	}
+}
+
+func TestBrowser_MissingAxeFails(t *testing.T) {
+	t.Setenv(AxeEnv, filepath.Join(t.TempDir(), "axe.min.js"))
+	rec := &recorder{TB: t}
+	rec.run(func() { axeSource(rec) })
+	if !strings.Contains(rec.failure, "reading axe-core") || !strings.Contains(rec.failure, "scripts/test installs it") {
+		t.Fatalf("missing axe-core: failure %q", rec.failure)
+	}
+}
+
+// recorder is a testing.TB whose Fatal records the message and ends only
+// the goroutine that run started, so that a test can check how the
+// harness fails.
+type recorder struct {
+	testing.TB
+	mu      sync.Mutex
+	failure string
+	skipped bool
+}
+
+func (r *recorder) Fatal(args ...any) { r.fail(fmt.Sprint(args...)) }
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fail(fmt.Sprintf(format, args...))
+}
+func (r *recorder) Skip(args ...any) { r.mu.Lock(); r.skipped = true; r.mu.Unlock(); runtime.Goexit() }
+
+func (r *recorder) fail(msg string) {
+	r.mu.Lock()
+	r.failure = msg
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (r *recorder) run(f func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	<-done
+}
