@@ -124,16 +124,16 @@ func (c *Console) SetBindings(rules []BindingRule) { c.rules.Store(&rules) }
 func (c *Console) Sessions() *DBStore { return c.store }
 
 // Register adds the sign-in routes to e: GET /login, GET /auth/callback
-// (OIDC), POST /login/demo (demo), POST /logout. The web package wraps the
-// POST routes in its CSRF middleware.
-func (c *Console) Register(e *echo.Echo, m ...echo.MiddlewareFunc) {
-	e.GET(LoginPath, c.login, m...)
-	e.POST(LogoutPath, c.logout, m...)
+// (OIDC), POST /login/demo (demo), POST /logout. The web package's CSRF
+// middleware, which wraps every console request, guards the POST routes.
+func (c *Console) Register(e *echo.Echo) {
+	e.GET(LoginPath, c.login)
+	e.POST(LogoutPath, c.logout)
 	if c.oidc != nil {
-		e.GET(CallbackPath, c.callback, m...)
+		e.GET(CallbackPath, c.callback)
 	}
 	if c.demo != nil {
-		e.POST(DemoLoginPath, c.demoLogin, m...)
+		e.POST(DemoLoginPath, c.demoLogin)
 	}
 }
 

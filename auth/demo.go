@@ -36,9 +36,9 @@ func DemoUsers() []DemoUser {
 		{ID: "support-acme", Name: "Alex Acme-Support", Email: "alex@demo.invalid", Claims: []string{"demo-support-acme"},
 			Description: "Support: reads operations of acme only"},
 		{ID: "owner-ada", Name: "Ada Owner", Email: "ada@demo.invalid", Claims: []string{"demo-owners"},
-			Description: "Owner of target demo: proposes and approves resolutions"},
+			Description: "Owner of the demo targets: proposes and approves resolutions"},
 		{ID: "owner-grace", Name: "Grace Owner", Email: "grace@demo.invalid", Claims: []string{"demo-owners"},
-			Description: "Owner of target demo: approves Ada's proposals (nobody approves their own)"},
+			Description: "Owner of the demo targets: approves Ada's proposals (nobody approves their own)"},
 		{ID: "manager", Name: "Morgan Manager", Email: "morgan@demo.invalid", Claims: []string{"demo-managers"},
 			Description: "Manager: reads the figures of acme and globex"},
 		{ID: "admin", Name: "Avery Admin", Email: "avery@demo.invalid", Claims: []string{"demo-admins"},
@@ -53,11 +53,15 @@ func DemoBindings() []BindingRule {
 	return []BindingRule{
 		{Group: "demo-support", Role: Support, Tenants: both},
 		{Group: "demo-support-acme", Role: Support, Tenants: []string{DemoTenantA}},
-		{Group: "demo-owners", Role: Owner, Tenants: both, Targets: []string{DemoTarget}},
+		{Group: "demo-owners", Role: Owner, Tenants: both, Targets: DemoTargets()},
 		{Group: "demo-managers", Role: Manager, Tenants: both},
 		{Group: "demo-admins", Role: Admin},
 	}
 }
+
+// DemoTargets are the playground's simulated targets, which cmd/settle
+// starts with --demo and the demo owners own.
+func DemoTargets() []string { return []string{DemoTarget, "transfers", "legacy-billing"} }
 
 // NewDemoConsole returns the console of `settle serve --demo`: GET /login
 // offers the demo users, POST /login/demo signs one in (subject

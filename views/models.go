@@ -137,10 +137,9 @@ type ErrorPage struct {
 
 // DemoUser is one of the demo sign-in's users.
 type DemoUser struct {
-	ID      string
-	Name    string
-	Role    string
-	Tenants string
+	ID          string
+	Name        string
+	Description string // what this person may do: "owner of every target, acme and globex"
 }
 
 // SignInPage is the sign-in page. The auth package fills it. The demo
@@ -154,4 +153,5 @@ type SignInPage struct {
 	Error    string
 	CSRF     string
 	StartURL string
+	Notice   string // e.g. "You have signed out."
 }

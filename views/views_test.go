@@ -130,7 +130,7 @@ func TestOperation(t *testing.T) {
 func TestSignIn(t *testing.T) {
 	t.Parallel()
 	page := render(t, SignIn(SignInPage{Demo: true, Return: "/operations?q=x", CSRF: "tok", Error: "Try again.",
-		Users: []DemoUser{{ID: "sam", Name: "Sam Support", Role: "support", Tenants: "acme"}}}))
+		Users: []DemoUser{{ID: "sam", Name: "Sam Support", Description: "support, acme"}}}))
 	has(t, page, "demo-notice", "Demo mode")
 	has(t, page, "demo-user-sam", "")
 	has(t, page, "sign-in-error", "Try again.")

@@ -14,7 +14,6 @@ import (
 
 	"settle/auth"
 	"settle/target/sim"
-	"settle/web"
 )
 
 // demoTenants are the playground's tenants; each gets an API token at start.
@@ -72,14 +71,6 @@ func demoToken(ctx context.Context, tokens tokenStore, tenant string) (string, e
 	}
 	return secret, nil
 }
-
-// demoSignIn is the hook for the console's demo sign-in: users for every
-// role (two owners, so that the two-person rule can be tried) on the demo
-// tenants, with no OIDC provider.
-//
-// TODO(integrator): enable the auth package's demo sign-in in cfg here once
-// it lands; --demo is refused unless --addr is loopback (checkDemoAddr).
-func demoSignIn(cfg *web.Config) { _ = cfg }
 
 // startPlayground creates the demo tenants' tokens, says where the console
 // is, and starts the trickle of operations against this server's own API

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"slices"
 	"testing"
 	"time"
+
+	"settle/auth"
 )
 
 // settle serve --demo is a populated playground: within a minute of start,
@@ -146,5 +149,14 @@ func TestCheckDemoAddr(t *testing.T) {
 		if (err == nil) != ok || (stderr.Len() == 0) != ok {
 			t.Errorf("checkDemoAddr(%q) = %v, stderr %q; want accepted %t", addr, err, stderr.String(), ok)
 		}
+	}
+}
+
+// The demo owners own exactly the playground's targets, so that every
+// escalation the playground makes has two owners who can settle it.
+func TestDemo_OwnersOwnThePlaygroundTargets(t *testing.T) {
+	got := []string{demoCards, demoTransfers, demoLegacy}
+	if want := auth.DemoTargets(); !slices.Equal(got, want) {
+		t.Fatalf("playground targets %v, demo owners own %v", got, want)
 	}
 }

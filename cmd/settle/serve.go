@@ -24,7 +24,8 @@ import (
 // serveConfig is everything `settle serve` reads from flags and env.
 type serveConfig struct {
 	dbURL, addr, contracts             string
-	demo, demoTarget                   bool
+	consoleConfig                      string
+	demo, demoTarget, readOnly         bool
 	bodyLimit                          int64
 	noExecutor, noSweeper, noReconcile bool
 	noInbox, noAuditor, noNotifier     bool
@@ -51,6 +52,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
 	fs.BoolVar(&c.demo, "demo", false, "a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in")
 	fs.BoolVar(&c.demoTarget, "demo-target", false, "only run a simulated target in-process, as target \"demo\", without faults or demo data")
+	fs.StringVar(&c.consoleConfig, "console-config", os.Getenv("SETTLE_CONSOLE_CONFIG"),
+		"console sign-in (OIDC) and role bindings, YAML; without it and without --demo there is no console, only the API (env SETTLE_CONSOLE_CONFIG)")
+	fs.BoolVar(&c.readOnly, "read-only", false, "the console refuses every change (sign-in and sign-out still work)")
 	fs.Int64Var(&c.bodyLimit, "body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
 	fs.BoolVar(&c.noExecutor, "no-executor", false, "do not send operations from this replica")
 	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
@@ -130,8 +134,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store}
-	if cfg.demo {
-		demoSignIn(&webCfg)
+	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
+	if err != nil {
+		return err
+	}
+	if console != nil {
+		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, store, cfg.readOnly
+		webCfg.InsecureCookies = cfg.demo
 	}
 	e := web.New(webCfg)
 	limits, err := fitConns(cfg.limits, log)
@@ -176,6 +185,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !cfg.noAuditor {
 		loops = append(loops, &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: log, Metrics: reg})
+	}
+	if console != nil {
+		loops = append(loops, sessionSweeper{console, log})
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup

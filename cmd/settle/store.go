@@ -110,6 +110,8 @@ type store interface {
 	ledger.CallbackStore
 	ledger.ResolutionStore
 	ledger.FigureStore
+	ledger.SessionStore
+	ledger.Browser
 	auth.TokenStore
 }
 
