@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
-	"slices"
 	"testing"
 	"time"
 
