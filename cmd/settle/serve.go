@@ -308,3 +308,6 @@ func (t contractTargets) Target(name string) (web.Target, bool) {
 	}
 	return web.Target{RetryWindow: c.RetryWindow(), Deadline: c.Deadline, Owner: c.Owner.Team, Bind: c.Bind}, true
 }
+
+// Names lists the configured targets, for the console's target filter.
+func (t contractTargets) Names() []string { return t.set.Names() }
