@@ -20,6 +20,8 @@ import (
 // store is what both adapters implement.
 type store interface {
 	ledger.Store
+	ledger.Browser
+	ledger.SessionStore
 	auth.TokenStore
 }
 

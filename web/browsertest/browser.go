@@ -252,3 +252,18 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 func fileName(s string) string {
 	return strings.Trim(unsafeName.ReplaceAllString(s, "_"), "_.")
 }
+
+// Post submits from the current page a form the page did not offer: a POST
+// to action with fields, carrying this browser's cookies and origin — what
+// a forged or hand-made request looks like to the server. It returns the
+// status of the page the post leads to.
+func (b *Browser) Post(action string, fields map[string]string) int {
+	b.t.Helper()
+	js := `(() => { const f = document.createElement("form"); f.method = "post"; f.action = ` + strconv.Quote(action) + `;`
+	for name, value := range fields {
+		js += ` { const i = document.createElement("input"); i.type = "hidden"; i.name = ` + strconv.Quote(name) +
+			`; i.value = ` + strconv.Quote(value) + `; f.appendChild(i); }`
+	}
+	js += ` document.body.appendChild(f); f.submit(); })()`
+	return b.load("post to "+action, chromedp.Evaluate[chromedp.Void](js))
+}

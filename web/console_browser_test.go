@@ -1,0 +1,152 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"settle/auth"
+	"settle/auth/oidctest"
+	"settle/ledger/storetest"
+	"settle/web"
+	"settle/web/browsertest"
+)
+
+// TestConsole_Browser is a support person's visit in headless Chromium,
+// signing in through a real OpenID provider on loopback: they find a
+// pending operation by its intent reference, read its story, cannot reach
+// another tenant's record or any write, and sign out. Every page is
+// checked with axe-core and written as a screenshot.
+func TestConsole_Browser(t *testing.T) {
+	t.Parallel()
+	s := storetest.Postgres().New(t, time.Now).(store)
+	prov := oidctest.Start(t, oidctest.User{Subject: "sam-7", Name: "Sam Support", Email: "sam@example.test",
+		Groups: []string{"support-acme"}})
+
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	base := "http://" + addr
+	config := fmt.Sprintf(`oidc:
+  issuer: %s
+  client_id: %s
+  client_secret_env: OIDC_SECRET
+  redirect_url: %s/auth/callback
+  scopes: [openid, profile, email, groups]
+session:
+  key_env: SESSION_KEY
+  insecure_cookie: true
+bindings:
+  - group: support-acme
+    role: support
+    tenants: [acme]
+`, prov.Issuer, prov.ClientID, base)
+	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
+	cfg, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	signIn, err := auth.NewConsole(context.Background(), cfg, s, auth.WithRender(web.RenderSignIn), auth.WithListenAddr(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn,
+		Targets: consoleTargets{testTargets}, InsecureCookies: true})
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	c := &console{t: t, base: base, store: s}
+	pending := c.pending("acme", "inv-1001")
+	c.create("acme", "inv-1002")
+	other := c.create("globex", "inv-2002")
+
+	b := browsertest.New(t)
+	check := func(page string) {
+		t.Helper()
+		b.Screenshot(page)
+		b.RequireAccessible()
+	}
+
+	// Signing in: the console sends an anonymous visitor to the provider
+	// and brings them back where they were going.
+	prov.SignInAs(t, "sam-7")
+	if st := b.Navigate(base + "/operations"); st != http.StatusOK {
+		t.Fatalf("operations after sign-in: %d", st)
+	}
+	if got := b.TextByTestID("user-name"); !strings.Contains(got, "Sam Support") {
+		t.Fatalf("signed in as %q, want Sam Support", got)
+	}
+	check("operations")
+
+	// Finding the pending operation by its intent reference.
+	b.Fill(`input[name="q"]`, "inv-1001")
+	if st := b.Submit(`[data-testid="search-submit"]`); st != http.StatusOK {
+		t.Fatalf("search: %d", st)
+	}
+	if got := b.TextByTestID("row-status"); got != "Confirmation pending" {
+		t.Fatalf("search result status %q", got)
+	}
+	check("search")
+
+	// Its story: the status, what to tell the customer, the send and the
+	// lookup.
+	if st := b.Submit(`[data-testid="row-link"]`); st != http.StatusOK {
+		t.Fatalf("detail: %d", st)
+	}
+	if got := b.TextByTestID("status"); got != "Confirmation pending" {
+		t.Fatalf("detail status %q", got)
+	}
+	if got := b.TextByTestID("meaning"); !strings.Contains(got, "do not tell the customer it failed or succeeded") {
+		t.Fatalf("meaning %q", got)
+	}
+	timeline := b.TextByTestID("timeline")
+	for _, want := range []string{"Sent to payments (attempt 1)", "settle looked it up at payments",
+		"The lookup found no object carrying settle's reference."} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, timeline)
+		}
+	}
+	check("operation")
+
+	// Support has no way to a write: the only form that posts is sign-out.
+	if n := b.Count(`form[method="post"]:not([action="/logout"])`); n != 0 {
+		t.Fatalf("support is offered %d write forms", n)
+	}
+	if n := b.Count(`[data-testid="payload"]`); n != 0 {
+		t.Fatal("support sees the payload")
+	}
+
+	// Another tenant's record is a 404, like one that does not exist.
+	if st := b.Navigate(base + "/operations/" + other.Tenant + "/" + other.ID); st != http.StatusNotFound {
+		t.Fatalf("another tenant's operation: %d, want 404", st)
+	}
+	check("other-tenant")
+	if b.Navigate(base+"/operations/"+pending.Tenant+"/"+pending.ID) != http.StatusOK {
+		t.Fatal("back to the operation")
+	}
+
+	// A post without the CSRF token is refused, signed in or not.
+	if st := b.Post("/logout", nil); st != http.StatusForbidden {
+		t.Fatalf("sign-out without the CSRF token: %d, want 403", st)
+	}
+	check("forged-post")
+	if st := b.Navigate(base + "/operations"); st != http.StatusOK {
+		t.Fatalf("the forged post ended the session: %d", st)
+	}
+
+	// Sign-out ends the session: the console asks for sign-in again.
+	if st := b.Submit(`[data-testid="sign-out"]`); st != http.StatusOK {
+		t.Fatalf("sign-out: %d", st)
+	}
+	if got := b.TextByTestID("sign-in-notice"); got != "You have signed out." {
+		t.Fatalf("after sign-out: %q", got)
+	}
+	check("signed-out")
+	b.Navigate(base + "/operations")
+	if n := b.Count(`[data-testid="user-name"]`); n != 0 {
+		t.Fatal("still signed in after sign-out")
+	}
+}
