@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/ledgertest"
 	"settle/web"
 )
 
@@ -145,7 +146,10 @@ func TestLimits_ConcurrentCreates(t *testing.T) {
 func TestLimits_RatePerToken(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serve(t, open(t), web.Config{RateLimit: 5, RateBurst: 3})
+		// The limiter reads the server's clock, which only this test moves:
+		// a slow machine between two requests refills no bucket.
+		clk := ledgertest.NewClock()
+		e := serve(t, open(t), web.Config{RateLimit: 5, RateBurst: 3, Now: clk.Now})
 		other := e.newToken("acme")
 		for i := range 3 {
 			if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
@@ -169,7 +173,7 @@ func TestLimits_RatePerToken(t *testing.T) {
 		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil, "Authorization", "Bearer "+other); r.status != http.StatusOK {
 			t.Fatalf("another token of the same tenant: %d", r.status)
 		}
-		time.Sleep(250 * time.Millisecond) // one token back at 5/s
+		clk.Advance(250 * time.Millisecond) // one token back at 5/s
 		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
 			t.Fatalf("after the wait: %d %s", r.status, r.body)
 		}

@@ -132,7 +132,7 @@ func New(cfg Config) *echo.Echo {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, time.Now)
+	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
 	s.creates = newCreateSlots(cfg.MaxCreates, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
