@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/postgres"
 	"settle/ledger/sqlite"
@@ -110,7 +109,8 @@ type store interface {
 	ledger.CallbackStore
 	ledger.ResolutionStore
 	ledger.FigureStore
-	auth.TokenStore
+	ledger.TokenStore
+	ledger.ActionStore
 }
 
 // openStore opens and migrates the store that url names and describes it
