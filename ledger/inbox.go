@@ -38,7 +38,9 @@ type QuarantineItem struct {
 	At          time.Time
 	ResolvedAt  *time.Time
 	ResolvedBy  string // the reviewer's stable subject (Actor.Subject)
-	Resolution  string
+	// ResolvedByName is the reviewer's display name.
+	ResolvedByName string
+	Resolution     string
 }
 
 // ScopeTenant is the tenant whose people see and resolve the item: the

@@ -94,7 +94,7 @@ func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, q := range items {
 		resolved := "-"
 		if q.ResolvedAt != nil {
-			resolved = fmt.Sprintf("%s by %s: %s", q.ResolvedAt.Format(time.RFC3339), shown(q.ResolvedBy), shown(q.Resolution))
+			resolved = fmt.Sprintf("%s by %s: %s", q.ResolvedAt.Format(time.RFC3339), shown(personName(q.ResolvedByName, q.ResolvedBy)), shown(q.Resolution))
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, shown(q.Target), q.At.Format(time.RFC3339),
 			shown(q.Reason), dash(q.EventID), dash(q.Tenant), dash(q.Reference), dash(q.RemoteID), dash(q.OperationID), resolved)

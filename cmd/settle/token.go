@@ -45,17 +45,17 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch {
-	case *tenant == "":
-		fmt.Fprintf(stderr, "settle token %s: --tenant is required (the tenant the token acts for)\n", args[0])
-		return errUsage
-	case by != nil && *by == "":
-		fmt.Fprintf(stderr, "settle token %s: --by is required (who acts)\n", args[0])
-		return errUsage
 	case args[0] == "revoke" && len(pos) == 0:
 		fmt.Fprintln(stderr, "settle token revoke: the token ID is required (see settle token list)")
 		return errUsage
 	case args[0] == "revoke" && len(pos) > 1, args[0] != "revoke" && len(pos) > 0:
 		fmt.Fprintf(stderr, "settle token %s: unexpected argument %q\n", args[0], pos[len(pos)-1])
+		return errUsage
+	case *tenant == "":
+		fmt.Fprintf(stderr, "settle token %s: --tenant is required (the tenant the token acts for)\n", args[0])
+		return errUsage
+	case by != nil && *by == "":
+		fmt.Fprintf(stderr, "settle token %s: --by is required (who acts)\n", args[0])
 		return errUsage
 	}
 	store, _, err := openStore(ctx, *dbURL)

@@ -95,7 +95,7 @@ func testInbox(t *testing.T, h Harness) {
 		open, _ = in.ListQuarantine(f.ctx, all)
 		all.Open = false
 		every, _ := in.ListQuarantine(f.ctx, all)
-		if len(open) != 1 || len(every) != 2 || every[1].ResolvedBy != "oidc:alice" || every[1].ResolvedAt == nil {
+		if len(open) != 1 || len(every) != 2 || every[1].ResolvedBy != "oidc:alice" || every[1].ResolvedByName != "Alice" || every[1].ResolvedAt == nil {
 			t.Fatalf("open %d, all %+v", len(open), every)
 		}
 		acts, err := f.store.(ledger.ActionStore).Actions(f.ctx, ledger.ActionFilter{Unattributed: true})

@@ -121,7 +121,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 	}
 	rows, err := s.pool.Query(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolution
+		resolved_at, resolved_by, resolved_by_name, resolution
 		FROM quarantine WHERE (NOT $1 OR resolved_at IS NULL)
 			AND (($2 AND scope_tenant <> '') OR scope_tenant = ANY($3::text[]) OR ($4 AND scope_tenant = ''))
 		ORDER BY quarantine_id DESC LIMIT $5`, f.Open, f.AllTenants, tenants, f.Unattributed, ledger.MaxQuarantineList)
@@ -131,7 +131,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.QuarantineItem, error) {
 		var q ledger.QuarantineItem
 		err := r.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.Resolution)
+			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
 		q.At = q.At.UTC()
 		utcp(q.ResolvedAt)
 		return q, err
@@ -150,9 +150,10 @@ func (s *Store) ResolveQuarantine(ctx context.Context, tenant string, id int64, 
 	object := strconv.FormatInt(id, 10)
 	err := s.withAction(ctx, ledger.ActionQuarantineResolve, tenant, object, func(tx pgx.Tx, a *ledger.Action) error {
 		a.Reason = resolution
-		err := tx.QueryRow(ctx, `UPDATE quarantine SET resolved_at = $3, resolved_by = $4, resolution = $5
+		err := tx.QueryRow(ctx, `UPDATE quarantine SET resolved_at = $3, resolved_by = $4, resolved_by_name = $5,
+			resolution = $6
 			WHERE scope_tenant = $1 AND quarantine_id = $2 AND resolved_at IS NULL RETURNING operation_id`,
-			tenant, id, a.At, a.Subject, resolution).Scan(&a.OperationID)
+			tenant, id, a.At, a.Subject, a.Name, resolution).Scan(&a.OperationID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
 		}

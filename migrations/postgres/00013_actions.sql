@@ -49,11 +49,16 @@ UPDATE resolutions SET decided_by_name = decided_by,
 -- ledger.QuarantineItem.ScopeTenant; this backfills it.
 ALTER TABLE quarantine ADD COLUMN scope_tenant text NOT NULL DEFAULT '';
 UPDATE quarantine SET scope_tenant = CASE WHEN operation_id <> '' THEN operation_tenant ELSE claimed_tenant END;
+-- The reviewer, like a resolution's people: subject and display name.
+ALTER TABLE quarantine ADD COLUMN resolved_by_name text NOT NULL DEFAULT '';
+UPDATE quarantine SET resolved_by_name = resolved_by,
+    resolved_by = CASE WHEN strpos(resolved_by, ':') > 0 THEN resolved_by ELSE 'cli:' || resolved_by END
+    WHERE resolved_by <> '';
 CREATE INDEX quarantine_scope ON quarantine (scope_tenant, quarantine_id);
 
 -- +goose Down
 DROP INDEX quarantine_scope;
-ALTER TABLE quarantine DROP COLUMN scope_tenant;
+ALTER TABLE quarantine DROP COLUMN resolved_by_name, DROP COLUMN scope_tenant;
 ALTER TABLE resolutions DROP COLUMN decided_by_name, DROP COLUMN proposed_by_name;
 DROP TABLE actions;
 DROP FUNCTION actions_append_only();

@@ -43,10 +43,15 @@ UPDATE resolutions SET decided_by_name = decided_by,
 
 ALTER TABLE quarantine ADD COLUMN scope_tenant TEXT NOT NULL DEFAULT '';
 UPDATE quarantine SET scope_tenant = CASE WHEN operation_id <> '' THEN operation_tenant ELSE claimed_tenant END;
+ALTER TABLE quarantine ADD COLUMN resolved_by_name TEXT NOT NULL DEFAULT '';
+UPDATE quarantine SET resolved_by_name = resolved_by,
+    resolved_by = CASE WHEN instr(resolved_by, ':') > 0 THEN resolved_by ELSE 'cli:' || resolved_by END
+    WHERE resolved_by <> '';
 CREATE INDEX quarantine_scope ON quarantine (scope_tenant, quarantine_id);
 
 -- +goose Down
 DROP INDEX quarantine_scope;
+ALTER TABLE quarantine DROP COLUMN resolved_by_name;
 ALTER TABLE quarantine DROP COLUMN scope_tenant;
 ALTER TABLE resolutions DROP COLUMN decided_by_name;
 ALTER TABLE resolutions DROP COLUMN proposed_by_name;
