@@ -173,6 +173,17 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 	if q, err := s.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true}); err != nil || len(q) != 0 {
 		t.Errorf("quarantine of every tenant: %d, %v; want the unattributed item left out", len(q), err)
 	}
+	// The old reviewed item that claims globex about acme's operation is
+	// acme's, and its reviewer's free-text name became cli:NAME.
+	if version >= 4 {
+		acme, err := s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"acme"}})
+		if err != nil || len(acme) != 1 || acme[0].EventID != "evt_8" || acme[0].ResolvedBy != "cli:ops" || acme[0].ResolvedByName != "ops" {
+			t.Errorf("acme's old quarantine: %+v, %v", acme, err)
+		}
+		if globex, err := s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"globex"}}); err != nil || len(globex) != 0 {
+			t.Errorf("globex sees acme's old item: %+v, %v", globex, err)
+		}
+	}
 	if version >= 5 {
 		if _, err := s.GetCallback(ctx, "acme"); err != nil {
 			t.Errorf("old callback: %v", err)
