@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Action is the append-only record of one human action: who (the actor's
@@ -38,6 +39,9 @@ const (
 	ActionCallbackSet       ActionKind = "callback.set"
 	ActionCallbackRemove    ActionKind = "callback.remove"
 )
+
+// maxActionReason bounds an Action's Reason, in bytes.
+const maxActionReason = 500
 
 // MaxActions bounds one Actions answer.
 const MaxActions = 500
@@ -83,8 +87,13 @@ func NewAction(ctx context.Context, kind ActionKind, tenant, object, operationID
 	if err != nil {
 		return Action{}, err
 	}
-	if len(reason) > 500 {
-		reason = reason[:500]
+	// Callers validate their reasons; this only keeps a record bounded,
+	// cut on a character boundary.
+	if n := maxActionReason; len(reason) > n {
+		for n > 0 && !utf8.RuneStart(reason[n]) {
+			n--
+		}
+		reason = reason[:n]
 	}
 	return Action{
 		Tenant: tenant, At: at.UTC().Truncate(time.Microsecond),

@@ -2,8 +2,10 @@ package ledger_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"settle/ledger"
 )
@@ -199,5 +201,18 @@ func TestActionFilter_Validate(t *testing.T) {
 	}
 	if _, err := (ledger.ActionFilter{Unattributed: true}).Validate(); err != nil {
 		t.Errorf("unattributed: %v", err)
+	}
+}
+
+func TestNewAction(t *testing.T) {
+	t.Parallel()
+	if _, err := ledger.NewAction(context.Background(), ledger.ActionTokenCreate, "acme", "tok_1", "", "", now); ledger.ErrorCode(err) != ledger.EInvalid {
+		t.Fatalf("no actor: %v", err)
+	}
+	long := strings.Repeat("é", 300) // 600 bytes
+	a, err := ledger.NewAction(actor("oidc:ada", "Ada"), ledger.ActionReject, "acme", "7", "op-1", long, now)
+	if err != nil || len(a.Reason) > 500 || !utf8.ValidString(a.Reason) || a.Subject != "oidc:ada" || a.Name != "Ada" ||
+		a.Role != "owner" || a.RequestID != "r-1" || a.Kind != ledger.ActionReject || !a.At.Equal(now) {
+		t.Fatalf("action %+v, %v", a, err)
 	}
 }
