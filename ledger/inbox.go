@@ -61,7 +61,7 @@ func (q QuarantineItem) ScopeTenant() string {
 type QuarantineFilter struct {
 	Open       bool     // only unresolved items
 	AllTenants bool     // every tenant's items; Tenants is then ignored
-	Tenants    []string // the tenants whose items to show
+	Tenants    []string // the tenants whose items to show ("" is not one: see Unattributed)
 	// Unattributed includes items no tenant can be given (scope ""): only
 	// people trusted with every tenant's events should see them.
 	Unattributed bool

@@ -13,6 +13,7 @@ type ShortLeaseError struct {
 	Timeout time.Duration // the target's timeout
 }
 
+// Error describes the shortfall in words, with the numbers.
 func (e *ShortLeaseError) Error() string {
 	return fmt.Sprintf("the reconciler's lease %s must exceed target %s's timeout (%s) by at least %s",
 		e.Lease, e.Target, e.Timeout, LeaseMargin)

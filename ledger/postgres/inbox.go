@@ -123,7 +123,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
 		resolved_at, resolved_by, resolved_by_name, resolution
 		FROM quarantine WHERE (NOT $1 OR resolved_at IS NULL)
-			AND (($2 AND scope_tenant <> '') OR scope_tenant = ANY($3::text[]) OR ($4 AND scope_tenant = ''))
+			AND (scope_tenant <> '' AND ($2 OR scope_tenant = ANY($3::text[])) OR ($4 AND scope_tenant = ''))
 		ORDER BY quarantine_id DESC LIMIT $5`, f.Open, f.AllTenants, tenants, f.Unattributed, ledger.MaxQuarantineList)
 	if err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)

@@ -134,7 +134,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
 		resolved_at, resolved_by, resolved_by_name, resolution
 		FROM quarantine WHERE (NOT ?1 OR resolved_at IS NULL)
-			AND ((?2 AND scope_tenant <> '') OR scope_tenant IN (SELECT value FROM json_each(?3))
+			AND (scope_tenant <> '' AND (?2 OR scope_tenant IN (SELECT value FROM json_each(?3)))
 				OR (?4 AND scope_tenant = ''))
 		ORDER BY quarantine_id DESC LIMIT ?5`, f.Open, f.AllTenants, string(list), f.Unattributed,
 		ledger.MaxQuarantineList)
