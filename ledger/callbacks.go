@@ -47,12 +47,14 @@ type Notification struct {
 // RecordBatch themselves, in the transaction that applies the transition.
 type CallbackStore interface {
 	// SetCallback creates or replaces the tenant's endpoint and signing
-	// secret. Notifications still pending go to the new endpoint, signed
-	// with the new secret. EInvalid for a bad tenant, URL or secret.
+	// secret, and records the callback.set action by the context's actor.
+	// Notifications still pending go to the new endpoint, signed with the
+	// new secret. EInvalid for a bad tenant, URL or secret, or no actor.
 	SetCallback(ctx context.Context, tenant, url string, secret []byte, now time.Time) error
 	// RemoveCallback deletes the tenant's endpoint and discards its
-	// undelivered notifications (the tenant asked not to be called);
-	// ENotFound when none is configured.
+	// undelivered notifications (the tenant asked not to be called), and
+	// records the callback.remove action by the context's actor; ENotFound
+	// when none is configured, EInvalid without an actor.
 	RemoveCallback(ctx context.Context, tenant string) error
 	// GetCallback returns the tenant's endpoint, or ENotFound.
 	GetCallback(ctx context.Context, tenant string) (Callback, error)

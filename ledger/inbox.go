@@ -37,9 +37,38 @@ type QuarantineItem struct {
 	OpTenant    string // that operation's tenant
 	At          time.Time
 	ResolvedAt  *time.Time
-	ResolvedBy  string
-	Resolution  string
+	ResolvedBy  string // the reviewer's stable subject (Actor.Subject)
+	// ResolvedByName is the reviewer's display name.
+	ResolvedByName string
+	Resolution     string
 }
+
+// ScopeTenant is the tenant whose people see and resolve the item: the
+// linked operation's tenant when the event concerns a known operation, else
+// the tenant the event claims, "" for an unattributed item. The claim never
+// wins over the link: an event that names tenant B about tenant A's
+// operation is A's to review (it is evidence about A's operation), and is
+// not shown to B's people, who would otherwise learn of A's operation.
+func (q QuarantineItem) ScopeTenant() string {
+	if q.OperationID != "" {
+		return q.OpTenant
+	}
+	return q.Tenant
+}
+
+// QuarantineFilter selects the quarantined items ListQuarantine returns, by
+// scoping tenant (QuarantineItem.ScopeTenant).
+type QuarantineFilter struct {
+	Open       bool     // only unresolved items
+	AllTenants bool     // every tenant's items; Tenants is then ignored
+	Tenants    []string // the tenants whose items to show ("" is not one: see Unattributed)
+	// Unattributed includes items no tenant can be given (scope ""): only
+	// people trusted with every tenant's events should see them.
+	Unattributed bool
+}
+
+// MaxQuarantineList bounds one ListQuarantine answer.
+const MaxQuarantineList = 1000
 
 // InboxStore persists inbound deliveries and the quarantine.
 type InboxStore interface {
@@ -62,12 +91,14 @@ type InboxStore interface {
 
 	// Quarantine records an item for review and returns its id.
 	Quarantine(ctx context.Context, q QuarantineItem) (int64, error)
-	// ListQuarantine returns quarantined items, newest first; only the
-	// unresolved ones when open.
-	ListQuarantine(ctx context.Context, open bool) ([]QuarantineItem, error)
-	// ResolveQuarantine closes an item with the reviewer and the decision;
-	// ENotFound for an unknown or already resolved item.
-	ResolveQuarantine(ctx context.Context, id int64, actor, resolution string) error
+	// ListQuarantine returns the quarantined items f selects, newest first,
+	// at most MaxQuarantineList.
+	ListQuarantine(ctx context.Context, f QuarantineFilter) ([]QuarantineItem, error)
+	// ResolveQuarantine closes an open item of the tenant (its ScopeTenant;
+	// "" for an unattributed one) with the decision, by the context's actor,
+	// and records the quarantine.resolve action: EInvalid without an actor or
+	// a decision, ENotFound for an unknown, resolved or other tenant's item.
+	ResolveQuarantine(ctx context.Context, tenant string, id int64, resolution string) error
 
 	// LeaseOperation leases one UNKNOWN operation that no reconciler holds,
 	// incrementing its fence, so that evidence can be recorded under it.

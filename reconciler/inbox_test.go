@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
@@ -56,7 +55,7 @@ func newHookRig(t *testing.T, h ledgertest.Harness, cfg sim.Config) *hookRig {
 			SignatureHeader: sim.SignatureHeader, ObjectField: "data", EventIDField: "id"}
 	})
 	inbox := r.store.(ledger.InboxStore)
-	e := web.New(web.Config{Store: r.store, Tokens: r.store.(auth.TokenStore), Contracts: r.set,
+	e := web.New(web.Config{Store: r.store, Tokens: r.store.(ledger.TokenStore), Contracts: r.set,
 		WebhookSecrets: map[string][]byte{"payments": whSecret}, Inbox: inbox})
 	mu.Lock()
 	handler = e
@@ -101,7 +100,7 @@ func chargeObject(id, ref, tenant string, amount int, status string) string {
 
 func (r *hookRig) quarantined() []ledger.QuarantineItem {
 	r.t.Helper()
-	items, err := r.inbox.ListQuarantine(r.ctx, true)
+	items, err := r.inbox.ListQuarantine(r.ctx, ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -141,7 +141,8 @@ func (r *rig) withCallbacks(tenant string, rc *cbReceiver) ledger.CallbackStore 
 	if !ok {
 		r.t.Fatal("store does not implement ledger.CallbackStore")
 	}
-	if err := cs.SetCallback(r.ctx, tenant, rc.url(), rc.secret, time.Now()); err != nil {
+	admin := ledger.NewContextWithActor(r.ctx, ledger.Actor{Subject: "cli:test", Name: "test", Role: "admin"})
+	if err := cs.SetCallback(admin, tenant, rc.url(), rc.secret, time.Now()); err != nil {
 		r.t.Fatal(err)
 	}
 	return cs

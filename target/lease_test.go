@@ -1,6 +1,7 @@
 package target
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -37,5 +38,29 @@ func TestContract_CheckReplayRoom(t *testing.T) {
 				t.Fatalf("error %v, want it to start %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestSet_CheckLeases(t *testing.T) {
+	parse := func(extra string) *Set {
+		t.Helper()
+		s, err := Parse("c.yaml", []byte(edit(extra)))
+		if err != nil {
+			t.Fatalf("Parse: %v", err)
+		}
+		return s
+	}
+	short := parse("    timeout: 3s\n")
+	if err := short.CheckLeases(8 * time.Second); err != nil {
+		t.Fatalf("lease = timeout + margin: %v", err)
+	}
+	err := short.CheckLeases(8*time.Second - time.Millisecond)
+	var sl *ShortLeaseError
+	if !errors.As(err, &sl) || sl.Target != "t1" || sl.Timeout != 3*time.Second {
+		t.Fatalf("a reconciler lease shorter than a send: %v", err)
+	}
+	noRoom := parse("    timeout: 2s\n    idempotency: {header: K, retention: 14s, mismatch: rejected}\n")
+	if err := noRoom.CheckLeases(time.Hour); err == nil || !strings.Contains(err.Error(), "leaves no time for a same-key replay") {
+		t.Fatalf("no room for a replay: %v", err)
 	}
 }

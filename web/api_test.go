@@ -121,8 +121,8 @@ func TestAPI_Auth(t *testing.T) {
 			})
 		}
 		t.Run("Revoked", func(t *testing.T) {
-			tokens, _ := e.store.ListTokens(context.Background())
-			if err := e.store.RevokeToken(context.Background(), tokens[0].ID, time.Now()); err != nil {
+			tokens, _ := e.store.ListTokens(context.Background(), "acme")
+			if err := e.store.RevokeToken(adminCtx, "acme", tokens[0].ID, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			wantError(t, e.post(charge), http.StatusUnauthorized, "unauthorized")

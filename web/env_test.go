@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
@@ -22,8 +21,12 @@ type store interface {
 	ledger.Store
 	ledger.Browser
 	ledger.SessionStore
-	auth.TokenStore
+	ledger.TokenStore
 }
+
+// adminCtx carries the operator who issues and revokes the tests' tokens.
+var adminCtx = ledger.NewContextWithActor(context.Background(),
+	ledger.Actor{Subject: "cli:test", Name: "test", Role: "admin"})
 
 type targets map[string]web.Target
 
@@ -73,11 +76,11 @@ func serve(t *testing.T, s store, cfg web.Config) *env {
 
 func (e *env) newToken(tenant string) string {
 	e.t.Helper()
-	secret, tok, err := auth.NewToken(tenant, time.Now())
+	secret, tok, err := ledger.NewToken(tenant, time.Now())
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.store.CreateToken(context.Background(), tok); err != nil {
+	if err := e.store.CreateToken(adminCtx, tok); err != nil {
 		e.t.Fatal(err)
 	}
 	return secret

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/target"
 )
@@ -44,7 +43,7 @@ type Targets interface {
 // Config holds what the server needs; cmd/settle fills it.
 type Config struct {
 	Store     ledger.Store
-	Tokens    auth.TokenStore
+	Tokens    ledger.TokenStore
 	Targets   Targets
 	BodyLimit int64 // bytes; 0 means DefaultBodyLimit
 	Logger    *slog.Logger
@@ -93,7 +92,7 @@ type Contracts interface {
 
 type server struct {
 	store          ledger.Store
-	tokens         auth.TokenStore
+	tokens         ledger.TokenStore
 	targets        Targets
 	bodyLimit      int64
 	log            *slog.Logger

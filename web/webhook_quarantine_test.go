@@ -104,7 +104,7 @@ func TestWebhook_QuarantineCounter(t *testing.T) {
 				t.Fatalf("the matched event did not confirm the operation: %v", got)
 			}
 		})
-		items, err := inbox.ListQuarantine(ctx, true)
+		items, err := inbox.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true})
 		if err != nil || len(items) != 2 {
 			t.Fatalf("%d open quarantine items, want 2 (%v)", len(items), err)
 		}

@@ -12,11 +12,14 @@ import (
 
 const callbackUsage = `usage: settle callback <set|show|remove> --tenant NAME [flags]
 
-  settle callback set --tenant NAME --url URL   set the tenant's callback endpoint; prints a new
-                                                signing secret on stdout (shown once)
-  settle callback show --tenant NAME            print the endpoint (never the secret)
-  settle callback remove --tenant NAME          remove the endpoint; undelivered notifications
-                                                are discarded
+  settle callback set --tenant NAME --url URL [--by NAME]   set the tenant's callback endpoint; prints
+                                                            a new signing secret on stdout (shown once)
+  settle callback show --tenant NAME                        print the endpoint (never the secret)
+  settle callback remove --tenant NAME [--by NAME]          remove the endpoint; undelivered
+                                                            notifications are discarded
+
+  Setting and removing are recorded as actions of cli:NAME in role admin;
+  --by defaults to the operating-system user.
 `
 
 // callback runs `settle callback …`: each tenant may have one endpoint that
@@ -39,6 +42,10 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := withUsage(flag.NewFlagSet("settle callback "+cmd, flag.ContinueOnError), callbackUsage)
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "tenant whose callback this is (required)")
+	var by *string
+	if cmd != "show" {
+		by = byFlag(fs, true)
+	}
 	var endpoint *string
 	if cmd == "set" {
 		endpoint = fs.String("url", "", "absolute http:// or https:// URL that receives the notifications (required)")
@@ -46,7 +53,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args[1:], stdout, stderr); err != nil {
 		return err
 	}
-	if *tenant == "" || (endpoint != nil && *endpoint == "") {
+	if *tenant == "" || (endpoint != nil && *endpoint == "") || (by != nil && *by == "") {
 		fmt.Fprint(stderr, callbackUsage)
 		return errUsage
 	}
@@ -76,7 +83,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		if err := cs.SetCallback(ctx, *tenant, *endpoint, []byte(secret), time.Now()); err != nil {
+		if err := cs.SetCallback(asCLI(ctx, *by, cliRoleAdmin), *tenant, *endpoint, []byte(secret), time.Now()); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "callback set for tenant %s; the signing secret is shown only once\n", *tenant)
@@ -88,7 +95,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintln(stdout, shown(c.URL))
 	case "remove":
-		if err := cs.RemoveCallback(ctx, *tenant); err != nil {
+		if err := cs.RemoveCallback(asCLI(ctx, *by, cliRoleAdmin), *tenant); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "removed the callback of tenant %s\n", *tenant)

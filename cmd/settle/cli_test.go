@@ -61,7 +61,7 @@ func TestBadDatabaseURL(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			for _, args := range [][]string{
-				{"serve", "--addr", "127.0.0.1:0"}, {"migrate"}, {"token", "list"},
+				{"serve", "--addr", "127.0.0.1:0"}, {"migrate"}, {"token", "list", "--tenant", "acme"},
 			} {
 				code, stdout, msg := runIn(t, t.TempDir(), nil, append(args, "--database-url", tt.url)...)
 				if code != 1 || stdout != "" || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) {
@@ -101,6 +101,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"token", "create", "--database-url", "sqlite:x.db"}, "settle token create: --tenant is required"},
 		{[]string{"token", "revoke"}, "settle token revoke: the token ID is required"},
 		{[]string{"token", "list", "extra"}, `settle token list: unexpected argument "extra"`},
+		{[]string{"token", "list"}, "settle token list: --tenant is required"},
+		{[]string{"token", "revoke", "tok_1"}, "settle token revoke: --tenant is required"},
 		{[]string{"token", "frob"}, `settle token: unknown command "frob"`},
 		{[]string{"serve", "--workers", "0"}, "settle serve: --workers must be at least 1"},
 		{[]string{"audit"}, "settle audit: --target is required"},

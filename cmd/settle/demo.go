@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"settle/auth"
+	"settle/ledger"
 	"settle/target/sim"
 )
 
@@ -56,16 +56,18 @@ var demoScenarios = [...]demoScenario{
 // tokenStore is the one thing the playground needs from the store's API
 // tokens.
 type tokenStore interface {
-	CreateToken(ctx context.Context, t auth.Token) error
+	CreateToken(ctx context.Context, t ledger.Token) error
 }
 
 // demoToken creates an API token for tenant and returns its secret. The
 // secret stays in memory: it is never printed or logged.
 func demoToken(ctx context.Context, tokens tokenStore, tenant string) (string, error) {
-	secret, t, err := auth.NewToken(tenant, time.Now())
+	secret, t, err := ledger.NewToken(tenant, time.Now())
 	if err != nil {
 		return "", err
 	}
+	// Issuing a token is an admin's action, recorded with who did it.
+	ctx = ledger.NewContextWithActor(ctx, ledger.Actor{Subject: "demo:playground", Name: "demo playground", Role: "admin"})
 	if err := tokens.CreateToken(ctx, t); err != nil {
 		return "", fmt.Errorf("demo token for %s: %w", tenant, err)
 	}

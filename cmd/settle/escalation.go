@@ -18,6 +18,9 @@ const escalationUsage = `usage: settle escalation <list|propose|approve|reject> 
   settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --by NAME
   settle escalation approve --tenant T PROPOSAL --by NAME      (a different person than the proposer)
   settle escalation reject  --tenant T PROPOSAL --by NAME --reason TEXT
+
+  --by NAME is recorded as the stable subject cli:NAME, in role owner; the
+  two-person rule compares subjects.
 `
 
 // escalation works the escalation queue from the command line: one person
@@ -40,7 +43,7 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	to := fs.String("to", "", "SUCCEEDED or FAILED_TERMINAL")
 	ref := fs.String("remote-ref", "", "the target's object id (required for SUCCEEDED)")
 	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected")
-	by := fs.String("by", "", "who acts")
+	by := byFlag(fs, false)
 	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
@@ -63,22 +66,23 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer store.Close()
 
+	actx := asCLI(ctx, *by, cliRoleOwner)
 	switch verb {
 	case "propose":
-		r, err := store.Propose(ctx, ledger.Resolution{Tenant: *tenant, OperationID: pos[0], To: ledger.State(*to),
-			RemoteRef: *ref, Reason: *reason, ProposedBy: *by})
+		r, err := store.Propose(actx, ledger.Resolution{Tenant: *tenant, OperationID: pos[0], To: ledger.State(*to),
+			RemoteRef: *ref, Reason: *reason})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID), shown(string(r.To)), shown(r.ProposedBy))
+		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID), shown(string(r.To)), shown(personName(r.ProposedByName, r.ProposedBy)))
 	case "approve":
-		op, err := store.Approve(ctx, *tenant, id, *by)
+		op, err := store.Approve(actx, *tenant, id)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "approved %d: operation %s is %s\n", id, shown(op.ID), shown(string(op.State)))
 	case "reject":
-		if err := store.Reject(ctx, *tenant, id, *by, *reason); err != nil {
+		if err := store.Reject(actx, *tenant, id, *reason); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "rejected %d\n", id)
@@ -88,28 +92,34 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// listEscalations prints the tenant's ESCALATED operations and proposals.
+// listEscalations prints the tenant's escalation queue (ledger.Escalations).
 func listEscalations(ctx context.Context, store store, tenant string, all bool, w io.Writer) error {
-	page, err := store.List(ctx, ledger.ListFilter{Tenant: tenant, State: ledger.Escalated, Limit: ledger.MaxListLimit})
-	if err != nil {
-		return err
-	}
-	rs, err := store.Resolutions(ctx, tenant, !all)
+	q, err := ledger.Escalations(ctx, store, store, tenant, all)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ESCALATED OPERATION\tTARGET\tSINCE\tREASON")
-	for _, op := range page.Operations {
+	for _, op := range q.Operations {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", shown(op.ID), shown(op.Target), op.UpdatedAt.Format(time.RFC3339), dash(op.Reason))
 	}
 	fmt.Fprintln(tw, "\nPROPOSAL\tOPERATION\tTO\tREMOTE REF\tBY\tDECISION")
-	for _, r := range rs {
+	for _, r := range q.Proposals {
 		decision := "open"
 		if r.Decision != "" {
-			decision = fmt.Sprintf("%s by %s %s", shown(r.Decision), shown(r.DecidedBy), shown(r.DecisionWhy))
+			decision = fmt.Sprintf("%s by %s %s", shown(r.Decision), shown(personName(r.DecidedByName, r.DecidedBy)), shown(r.DecisionWhy))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, shown(r.OperationID), shown(string(r.To)), dash(r.RemoteRef), shown(r.ProposedBy), decision)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, shown(r.OperationID), shown(string(r.To)), dash(r.RemoteRef),
+			shown(personName(r.ProposedByName, r.ProposedBy)), decision)
 	}
 	return tw.Flush()
+}
+
+// personName is how a person is shown: their display name, or their
+// subject when the record has no name.
+func personName(name, subject string) string {
+	if name != "" {
+		return name
+	}
+	return subject
 }

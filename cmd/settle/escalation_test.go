@@ -46,6 +46,10 @@ func TestEscalation_TwoPersonResolution(t *testing.T) {
 	if out, err := cli("approve", id, "--by", "bob"); err != nil || !strings.Contains(out, "SUCCEEDED") {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
+	// The queue shows people by name; the record keeps their subjects.
+	if out, err := cli("list", "--all"); err != nil || !strings.Contains(out, "approved by bob") || !strings.Contains(out, "alice") {
+		t.Fatalf("list --all: %v\n%s", err, out)
+	}
 	got := waitState(t, base, token, op.ID, "SUCCEEDED", 5*time.Second)
 	if got.RemoteRef != "ch_found" || got.Status != "Confirmed" {
 		t.Fatalf("resolved operation %+v", got)

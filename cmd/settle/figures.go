@@ -41,7 +41,7 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer store.Close()
-	f, err := tenantFigures(ctx, store, *tenant, time.Now().Add(-*window))
+	f, err := ledger.Figures(ctx, store, *tenant, time.Now().Add(-*window))
 	if err != nil {
 		return err
 	}
@@ -70,36 +70,6 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(tw, "payload conflicts\t%d\n", f.PayloadConflicts)
 	fmt.Fprintf(tw, "duplicates found by audit\t%d\n", f.Duplicates)
 	return tw.Flush()
-}
-
-// tenantFigures gathers the figures from the store.
-func tenantFigures(ctx context.Context, s store, tenant string, since time.Time) (ledger.TenantFigures, error) {
-	ts, err := s.Transitions(ctx, tenant, since)
-	if err != nil {
-		return ledger.TenantFigures{}, err
-	}
-	f := ledger.ComputeFigures(tenant, since, ts)
-	if f.PayloadConflicts, err = s.PayloadConflicts(ctx, tenant, since); err != nil {
-		return f, err
-	}
-	if f.Duplicates, err = s.CountFindings(ctx, tenant, ledger.FindingDuplicate, since); err != nil {
-		return f, err
-	}
-	for cursor := ""; ; {
-		page, err := s.List(ctx, ledger.ListFilter{Tenant: tenant, State: ledger.Escalated, Limit: ledger.MaxListLimit, Cursor: cursor})
-		if err != nil {
-			return f, err
-		}
-		for _, op := range page.Operations {
-			f.OpenEscalations++
-			if at := op.UpdatedAt; f.OldestEscalation == nil || at.Before(*f.OldestEscalation) {
-				f.OldestEscalation = &at
-			}
-		}
-		if cursor = page.Next; cursor == "" {
-			return f, nil
-		}
-	}
 }
 
 func writeFiguresCSV(w io.Writer, f ledger.TenantFigures) error {

@@ -286,12 +286,21 @@ func TestToken_EndToEnd(t *testing.T) {
 		t.Fatalf("POST with a fresh token: %d", got)
 	}
 
-	out, err := exec.Command(binary, "token", "list", "--database-url", db).CombinedOutput()
+	out, err := exec.Command(binary, "token", "list", "--tenant", "acme", "--database-url", db).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "acme") || strings.Contains(string(out), token) {
 		t.Fatalf("token list: %v: %s", err, out)
 	}
 	id := strings.Fields(strings.Split(string(out), "\n")[1])[0]
-	if out, err := exec.Command(binary, "token", "revoke", id, "--database-url", db).CombinedOutput(); err != nil {
+	if out, err := exec.Command(binary, "token", "revoke", id, "--tenant", "globex", "--database-url", db).CombinedOutput(); err == nil {
+		t.Fatalf("another tenant revoked acme's token: %s", out)
+	}
+	if got := post(); got != http.StatusCreated && got != http.StatusOK {
+		t.Fatalf("POST after another tenant's revocation attempt: %d", got)
+	}
+	if out, err := exec.Command(binary, "token", "list", "--tenant", "globex", "--database-url", db).CombinedOutput(); err != nil || strings.Contains(string(out), id) {
+		t.Fatalf("another tenant lists acme's token: %v: %s", err, out)
+	}
+	if out, err := exec.Command(binary, "token", "revoke", id, "--tenant", "acme", "--by", "ada", "--database-url", db).CombinedOutput(); err != nil {
 		t.Fatalf("token revoke: %v: %s", err, out)
 	}
 	if got := post(); got != http.StatusUnauthorized {

@@ -8,12 +8,22 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"settle/ledger"
 )
 
 const quarantineUsage = `usage: settle quarantine <list|resolve> [flags]
 
-  settle quarantine list [--all]                          open items (--all: resolved ones too)
-  settle quarantine resolve ID --by NAME --note TEXT      close an item after review
+  settle quarantine list [--all] [--tenant T]                  open items (--all: resolved ones too)
+  settle quarantine resolve ID --by NAME --note TEXT [--tenant T]
+                                                               close an item after review
+
+  An item belongs to the tenant of the operation it concerns, else to the
+  tenant the event claims; an item with neither is unattributed. list
+  shows every tenant's items and the unattributed ones, or only tenant T's.
+  resolve finds the open item in whichever tenant holds it, or only in
+  tenant T's when given; it is recorded as an action of cli:NAME in role
+  owner.
 `
 
 // quarantine lists and resolves quarantined inbound events. Resolving
@@ -31,7 +41,8 @@ func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := withUsage(flag.NewFlagSet("settle quarantine "+args[0], flag.ContinueOnError), quarantineUsage)
 	dbURL := dbFlag(fs)
 	all := fs.Bool("all", false, "include resolved items")
-	by := fs.String("by", "", "who reviewed the item (required for resolve)")
+	by := byFlag(fs, false)
+	tenant := fs.String("tenant", "", "only this tenant's items")
 	note := fs.String("note", "", "the decision (required for resolve)")
 	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
@@ -57,14 +68,24 @@ func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer store.Close()
 
+	filter := ledger.QuarantineFilter{Open: !*all, AllTenants: true, Unattributed: true}
+	if *tenant != "" {
+		filter = ledger.QuarantineFilter{Open: !*all, Tenants: []string{*tenant}}
+	}
 	if args[0] == "resolve" {
-		if err := store.ResolveQuarantine(ctx, id, *by, *note); err != nil {
+		scope := *tenant
+		if scope == "" {
+			if scope, err = quarantineTenant(ctx, store, filter, id); err != nil {
+				return err
+			}
+		}
+		if err := store.ResolveQuarantine(asCLI(ctx, *by, cliRoleOwner), scope, id, *note); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "resolved %d\n", id)
 		return nil
 	}
-	items, err := store.ListQuarantine(ctx, !*all)
+	items, err := store.ListQuarantine(ctx, filter)
 	if err != nil {
 		return err
 	}
@@ -73,10 +94,28 @@ func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, q := range items {
 		resolved := "-"
 		if q.ResolvedAt != nil {
-			resolved = fmt.Sprintf("%s by %s: %s", q.ResolvedAt.Format(time.RFC3339), shown(q.ResolvedBy), shown(q.Resolution))
+			resolved = fmt.Sprintf("%s by %s: %s", q.ResolvedAt.Format(time.RFC3339), shown(personName(q.ResolvedByName, q.ResolvedBy)), shown(q.Resolution))
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", q.ID, shown(q.Target), q.At.Format(time.RFC3339),
 			shown(q.Reason), dash(q.EventID), dash(q.Tenant), dash(q.Reference), dash(q.RemoteID), dash(q.OperationID), resolved)
 	}
 	return w.Flush()
+}
+
+// quarantineTenant finds the tenant an open item belongs to among the
+// newest open items (ledger.MaxQuarantineList) f selects: the operator,
+// trusted with every tenant, names only the item. ENotFound when no open
+// item has that id there.
+func quarantineTenant(ctx context.Context, store store, f ledger.QuarantineFilter, id int64) (string, error) {
+	f.Open = true
+	items, err := store.ListQuarantine(ctx, f)
+	if err != nil {
+		return "", err
+	}
+	for _, q := range items {
+		if q.ID == id {
+			return q.ScopeTenant(), nil
+		}
+	}
+	return "", ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
 }

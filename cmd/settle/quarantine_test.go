@@ -22,6 +22,12 @@ func TestQuarantineCLI(t *testing.T) {
 	}
 	id, err := s.Quarantine(context.Background(), ledger.QuarantineItem{Target: "payments", Reason: "the object names no tenant",
 		EventID: "evt_42", Reference: "ref-1", RemoteID: "ch_9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Claims globex, concerns acme's operation: acme's item.
+	cross, err := s.Quarantine(context.Background(), ledger.QuarantineItem{Target: "payments", Reason: "tenant mismatch",
+		EventID: "evt_77", Tenant: "globex", OperationID: "op-acme", OpTenant: "acme"})
 	s.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +51,19 @@ func TestQuarantineCLI(t *testing.T) {
 	}
 	if _, err := run("resolve", strconv.FormatInt(id, 10), "--by", "bob", "--note", "again"); err == nil {
 		t.Fatal("resolved twice")
+	}
+	if out, _ := run("list", "--tenant", "globex"); strings.Contains(out, "evt_77") {
+		t.Fatalf("globex sees acme's item:\n%s", out)
+	}
+	if out, _ := run("list", "--tenant", "acme"); !strings.Contains(out, "evt_77") || strings.Contains(out, "evt_42") {
+		t.Fatalf("list --tenant acme:\n%s", out)
+	}
+	crossID := strconv.FormatInt(cross, 10)
+	if out, err := run("resolve", crossID, "--tenant", "globex", "--by", "gil", "--note", "ours?"); err == nil {
+		t.Fatalf("globex resolved acme's item:\n%s", out)
+	}
+	if out, err := run("resolve", crossID, "--tenant", "acme", "--by", "ann", "--note", "checked the operation"); err != nil {
+		t.Fatalf("resolve in acme: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{{}, {"frob"}, {"resolve", "1"}, {"resolve", "x", "--by", "a", "--note", "n"}} {
 		err := exec.Command(binary, append([]string{"quarantine"}, args...)...).Run()

@@ -278,24 +278,16 @@ func webhookSecrets(set *target.Set, getenv func(string) string, known map[strin
 	return out, nil
 }
 
-// checkLeases refuses a configuration in which a lease does not fit its
-// target. The reconciler's lease (--lease) must outlast a replay or lookup,
-// or another reconciler would take the operation while the answer is on
-// its way. A send's claim is leased per target (timeout + a margin), and on
-// a class A target a send cut off by a crash must still be replayable
-// inside the retention window once that lease has expired.
+// checkLeases applies the contracts' lease rules (target.Set.CheckLeases)
+// and names the flag that sets the reconciler's lease.
 func checkLeases(set *target.Set, lease time.Duration) error {
-	for _, name := range set.Names() {
-		c, _ := set.Get(name)
-		if lease < c.Lease() {
-			return fmt.Errorf("--lease %s (the reconciler's) must exceed target %s's timeout (%s) by at least %s",
-				lease, name, c.Timeout, target.LeaseMargin)
-		}
-		if err := c.CheckReplayRoom(); err != nil {
-			return err
-		}
+	err := set.CheckLeases(lease)
+	var short *target.ShortLeaseError
+	if errors.As(err, &short) {
+		return fmt.Errorf("--lease %s (the reconciler's) must exceed target %s's timeout (%s) by at least %s",
+			short.Lease, short.Target, short.Timeout, target.LeaseMargin)
 	}
-	return nil
+	return err
 }
 
 // contractTargets gives the API what it needs from the contracts.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/postgres"
 	"settle/ledger/sqlite"
@@ -112,7 +111,8 @@ type store interface {
 	ledger.FigureStore
 	ledger.SessionStore
 	ledger.Browser
-	auth.TokenStore
+	ledger.TokenStore
+	ledger.ActionStore
 }
 
 // openStore opens and migrates the store that url names and describes it

@@ -8,14 +8,17 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"settle/auth"
+	"settle/ledger"
 )
 
 const tokenUsage = `usage: settle token <create|list|revoke> [flags]
 
-  settle token create --tenant NAME   print a new API token for the tenant (shown once)
-  settle token list                   list tokens (ids, never secrets)
-  settle token revoke ID              revoke a token
+  settle token create --tenant NAME [--by NAME]       print a new API token for the tenant (shown once)
+  settle token list --tenant NAME                     list the tenant's tokens (ids, never secrets)
+  settle token revoke ID --tenant NAME [--by NAME]    revoke one of the tenant's tokens
+
+  Creating and revoking are recorded as actions of cli:NAME in role admin;
+  --by defaults to the operating-system user.
 `
 
 func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -32,23 +35,27 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fs := withUsage(flag.NewFlagSet("settle token "+args[0], flag.ContinueOnError), tokenUsage)
 	dbURL := dbFlag(fs)
-	var tenant *string
-	if args[0] == "create" {
-		tenant = fs.String("tenant", "", "tenant the token acts for (required)")
+	tenant := fs.String("tenant", "", "tenant the token acts for (required)")
+	var by *string
+	if args[0] != "list" {
+		by = byFlag(fs, true)
 	}
 	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
 	}
 	switch {
-	case args[0] == "create" && *tenant == "":
-		fmt.Fprintln(stderr, "settle token create: --tenant is required (the tenant the token acts for)")
-		return errUsage
 	case args[0] == "revoke" && len(pos) == 0:
 		fmt.Fprintln(stderr, "settle token revoke: the token ID is required (see settle token list)")
 		return errUsage
 	case args[0] == "revoke" && len(pos) > 1, args[0] != "revoke" && len(pos) > 0:
 		fmt.Fprintf(stderr, "settle token %s: unexpected argument %q\n", args[0], pos[len(pos)-1])
+		return errUsage
+	case *tenant == "":
+		fmt.Fprintf(stderr, "settle token %s: --tenant is required (the tenant the token acts for)\n", args[0])
+		return errUsage
+	case by != nil && *by == "":
+		fmt.Fprintf(stderr, "settle token %s: --by is required (who acts)\n", args[0])
 		return errUsage
 	}
 	store, _, err := openStore(ctx, *dbURL)
@@ -59,17 +66,17 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	switch args[0] {
 	case "create":
-		secret, t, err := auth.NewToken(*tenant, time.Now())
+		secret, t, err := ledger.NewToken(*tenant, time.Now())
 		if err != nil {
 			return err
 		}
-		if err := store.CreateToken(ctx, t); err != nil {
+		if err := store.CreateToken(asCLI(ctx, *by, cliRoleAdmin), t); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "created %s for tenant %s; the token is shown only once\n", shown(t.ID), shown(t.Tenant))
 		fmt.Fprintln(stdout, secret)
 	case "list":
-		tokens, err := store.ListTokens(ctx)
+		tokens, err := store.ListTokens(ctx, *tenant)
 		if err != nil {
 			return err
 		}
@@ -84,7 +91,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return w.Flush()
 	case "revoke":
-		if err := store.RevokeToken(ctx, pos[0], time.Now()); err != nil {
+		if err := store.RevokeToken(asCLI(ctx, *by, cliRoleAdmin), *tenant, pos[0], time.Now()); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s\n", shown(pos[0]))

@@ -92,6 +92,30 @@ func testCallbackConfig(t *testing.T, h Harness) {
 		_, err = cs.GetCallback(f.ctx, "acme")
 		wantCode(t, err, ledger.ENotFound)
 		wantCode(t, cs.RemoveCallback(f.ctx, "acme"), ledger.ENotFound)
+
+		// Both are human actions: refused without an actor, nothing
+		// changed, and recorded (newest first) with one.
+		wantCode(t, cs.SetCallback(context.Background(), "acme", "https://a.example/", secret2, f.clk.Now()), ledger.EInvalid)
+		_, err = cs.GetCallback(f.ctx, "acme")
+		wantCode(t, err, ledger.ENotFound)
+		if err := cs.SetCallback(f.ctx, "acme", "https://a.example/", secret2, f.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, cs.RemoveCallback(context.Background(), "acme"), ledger.EInvalid)
+		if _, err := cs.GetCallback(f.ctx, "acme"); err != nil {
+			t.Fatalf("a refused removal removed: %v", err)
+		}
+		acts, err := f.store.(ledger.ActionStore).Actions(f.ctx, ledger.ActionFilter{Tenant: "acme"})
+		want := []ledger.ActionKind{ledger.ActionCallbackSet, ledger.ActionCallbackRemove, ledger.ActionCallbackSet, ledger.ActionCallbackSet}
+		if err != nil || len(acts) != len(want) {
+			t.Fatalf("actions %+v, %v", acts, err)
+		}
+		for i, a := range acts {
+			if a.Kind != want[i] || a.Subject != testActor.Subject || a.Role != testActor.Role || a.Object != "acme" ||
+				strings.Contains(a.Reason+a.Object, "a.example") {
+				t.Fatalf("action %d: %+v, want %s", i, a, want[i])
+			}
+		}
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
@@ -415,7 +439,7 @@ func testCallbackMark(t *testing.T, h Harness) {
 // record to SUCCEEDED must fail and leave the operation untouched.
 func CallbackAtomicity(t *testing.T, s ledger.Store, refuse func()) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := ledger.NewContextWithActor(context.Background(), testActor)
 	cbs := s.(ledger.CallbackStore)
 	secret := []byte("scs_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG")
 	if err := cbs.SetCallback(ctx, "acme", "https://hooks.example.com/settle", secret, time.Now()); err != nil {

@@ -41,4 +41,24 @@ func testFigures(t *testing.T, h Harness) {
 	if later, _ := fs.Transitions(f.ctx, "acme", f.clk.Now().Add(time.Second)); len(later) != 0 {
 		t.Fatalf("since ignored: %d", len(later))
 	}
+	// The assembled figures and the escalation queue, as the CLI and the
+	// console read them.
+	if src, ok := f.store.(ledger.FigureSource); ok {
+		all, err := ledger.Figures(f.ctx, src, "acme", start)
+		if err != nil || all.OpenEscalations != 1 || all.OldestEscalation == nil || len(all.Targets) != 1 ||
+			all.Targets[0].Resolved != 1 || all.PayloadConflicts != 0 || all.Duplicates != 0 {
+			t.Fatalf("ledger.Figures: %+v, %v", all, err)
+		}
+	} else {
+		t.Fatal("store does not implement ledger.FigureSource")
+	}
+	if rs, ok := f.store.(ledger.ResolutionLister); ok {
+		q, err := ledger.Escalations(f.ctx, f.store, rs, "acme", false)
+		if err != nil || len(q.Operations) != 1 || q.Operations[0].State != ledger.Escalated || len(q.Proposals) != 0 {
+			t.Fatalf("ledger.Escalations: %+v, %v", q, err)
+		}
+		if q, err := ledger.Escalations(f.ctx, f.store, rs, "globex", true); err != nil || len(q.Operations) != 0 {
+			t.Fatalf("globex's queue: %+v, %v", q, err)
+		}
+	}
 }

@@ -64,7 +64,18 @@ func setup(t *testing.T, h Harness) *fixture {
 	t.Helper()
 	t.Parallel()
 	clk := NewClock()
-	return &fixture{t: t, ctx: context.Background(), clk: clk, store: h.New(t, clk.Now)}
+	ctx := ledger.NewContextWithActor(context.Background(), testActor)
+	return &fixture{t: t, ctx: ctx, clk: clk, store: h.New(t, clk.Now)}
+}
+
+// testActor is who acts in a fixture's ctx: the human actions (tokens,
+// callbacks, quarantine) need one. Tests of who may act use as.
+var testActor = ledger.Actor{Subject: "cli:test", Name: "test", Role: "admin"}
+
+// as returns the fixture's context acting as subject, shown as name, in role.
+func (f *fixture) as(subject, name, role string) context.Context {
+	return ledger.NewContextWithActor(context.Background(), ledger.Actor{
+		Subject: subject, Name: name, Role: role, RequestID: "req-" + subject})
 }
 
 // newOp returns a valid NewOperation with a fresh intent for tenant.

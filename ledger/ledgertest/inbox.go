@@ -1,6 +1,9 @@
 package ledgertest
 
 import (
+	"context"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -67,23 +70,96 @@ func testInbox(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		b, _ := in.Quarantine(f.ctx, ledger.QuarantineItem{Target: "payments", Reason: "contradicts", OperationID: "x", OpTenant: "acme"})
-		open, err := in.ListQuarantine(f.ctx, true)
+		all := ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true}
+		open, err := in.ListQuarantine(f.ctx, all)
 		if err != nil || len(open) != 2 || open[0].ID != b || open[1].EventID != "evt_1" || open[0].OpTenant != "acme" {
 			t.Fatalf("open: %+v %v", open, err)
 		}
-		if err := in.ResolveQuarantine(f.ctx, a, "", "x"); ledger.ErrorCode(err) != ledger.EInvalid {
+		if err := in.ResolveQuarantine(f.ctx, "", a, ""); ledger.ErrorCode(err) != ledger.EInvalid {
+			t.Fatalf("no decision: %v", err)
+		}
+		if err := in.ResolveQuarantine(context.Background(), "", a, "x"); ledger.ErrorCode(err) != ledger.EInvalid {
 			t.Fatalf("no reviewer: %v", err)
 		}
-		if err := in.ResolveQuarantine(f.ctx, a, "alice", "foreign event, ignored"); err != nil {
+		// The unattributed item is found only as unattributed.
+		if err := in.ResolveQuarantine(f.ctx, "acme", a, "x"); ledger.ErrorCode(err) != ledger.ENotFound {
+			t.Fatalf("a tenant resolved an unattributed item: %v", err)
+		}
+		alice := f.as("oidc:alice", "Alice", "owner")
+		if err := in.ResolveQuarantine(alice, "", a, "foreign event, ignored"); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.ResolveQuarantine(f.ctx, a, "bob", "again"); ledger.ErrorCode(err) != ledger.ENotFound {
+		if err := in.ResolveQuarantine(alice, "", a, "again"); ledger.ErrorCode(err) != ledger.ENotFound {
 			t.Fatalf("resolve twice: %v", err)
 		}
-		open, _ = in.ListQuarantine(f.ctx, true)
-		all, _ := in.ListQuarantine(f.ctx, false)
-		if len(open) != 1 || len(all) != 2 || all[1].ResolvedBy != "alice" || all[1].ResolvedAt == nil {
-			t.Fatalf("open %d, all %+v", len(open), all)
+		open, _ = in.ListQuarantine(f.ctx, all)
+		all.Open = false
+		every, _ := in.ListQuarantine(f.ctx, all)
+		if len(open) != 1 || len(every) != 2 || every[1].ResolvedBy != "oidc:alice" || every[1].ResolvedByName != "Alice" || every[1].ResolvedAt == nil {
+			t.Fatalf("open %d, all %+v", len(open), every)
+		}
+		acts, err := f.store.(ledger.ActionStore).Actions(f.ctx, ledger.ActionFilter{Unattributed: true})
+		if err != nil || len(acts) != 1 || acts[0].Kind != ledger.ActionQuarantineResolve || acts[0].Object != strconv.FormatInt(a, 10) ||
+			acts[0].Subject != "oidc:alice" || acts[0].Reason != "foreign event, ignored" {
+			t.Fatalf("actions %+v %v", acts, err)
+		}
+	})
+
+	t.Run("QuarantineTenants", func(t *testing.T) {
+		f := setup(t, h)
+		in := inboxOf(t, f)
+		none, _ := in.Quarantine(f.ctx, ledger.QuarantineItem{Target: "payments", Reason: "no tenant"})
+		acme, _ := in.Quarantine(f.ctx, ledger.QuarantineItem{Target: "payments", Reason: "unknown reference", Tenant: "acme"})
+		globex, _ := in.Quarantine(f.ctx, ledger.QuarantineItem{Target: "payments", Reason: "contradicts",
+			Tenant: "globex", OperationID: "op-g", OpTenant: "globex"})
+		// Claims globex, but concerns acme's operation: acme's to review,
+		// never shown to globex as theirs.
+		cross, _ := in.Quarantine(f.ctx, ledger.QuarantineItem{Target: "payments", Reason: "tenant mismatch",
+			Tenant: "globex", OperationID: "op-a", OpTenant: "acme"})
+		ids := func(f ledger.QuarantineFilter) []int64 {
+			t.Helper()
+			items, err := in.ListQuarantine(context.Background(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, q := range items {
+				out = append(out, q.ID)
+			}
+			return out
+		}
+		for name, c := range map[string]struct {
+			f    ledger.QuarantineFilter
+			want []int64
+		}{
+			"Acme":             {ledger.QuarantineFilter{Tenants: []string{"acme"}}, []int64{cross, acme}},
+			"Globex":           {ledger.QuarantineFilter{Tenants: []string{"globex"}}, []int64{globex}},
+			"Both":             {ledger.QuarantineFilter{Tenants: []string{"acme", "globex"}}, []int64{cross, globex, acme}},
+			"Nobody":           {ledger.QuarantineFilter{}, nil},
+			"Other":            {ledger.QuarantineFilter{Tenants: []string{"initech"}}, nil},
+			"EmptyTenantName":  {ledger.QuarantineFilter{Tenants: []string{""}}, nil},
+			"Unattributed":     {ledger.QuarantineFilter{Unattributed: true}, []int64{none}},
+			"AllTenants":       {ledger.QuarantineFilter{AllTenants: true}, []int64{cross, globex, acme}},
+			"AllAndUnassigned": {ledger.QuarantineFilter{AllTenants: true, Unattributed: true}, []int64{cross, globex, acme, none}},
+		} {
+			if got := ids(c.f); !slices.Equal(got, c.want) {
+				t.Errorf("%s: %v, want %v", name, got, c.want)
+			}
+		}
+		owner := f.as("oidc:g", "G", "owner")
+		for _, c := range []struct {
+			tenant string
+			id     int64
+		}{{"globex", acme}, {"globex", cross}, {"acme", globex}, {"acme", none}, {"globex", 999999}} {
+			if err := in.ResolveQuarantine(owner, c.tenant, c.id, "mine?"); ledger.ErrorCode(err) != ledger.ENotFound {
+				t.Errorf("%s resolved item %d: %v, want %s", c.tenant, c.id, err, ledger.ENotFound)
+			}
+		}
+		if err := in.ResolveQuarantine(owner, "acme", cross, "evidence about our operation"); err != nil {
+			t.Fatal(err)
+		}
+		if acts := actionsOf(t, f, "acme", "op-a"); len(acts) != 1 || acts[0].Tenant != "acme" {
+			t.Fatalf("actions %+v", acts)
 		}
 	})
 

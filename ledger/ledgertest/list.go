@@ -1,6 +1,7 @@
 package ledgertest
 
 import (
+	"context"
 	"encoding/base64"
 	"sort"
 	"strconv"
@@ -8,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/ledger"
 )
 
@@ -101,41 +101,86 @@ func testList(t *testing.T, h Harness) {
 
 func testTokens(t *testing.T, h Harness) {
 	f := setup(t, h)
-	ts, ok := f.store.(auth.TokenStore)
+	ts, ok := f.store.(ledger.TokenStore)
 	if !ok {
-		t.Fatal("store does not implement auth.TokenStore")
+		t.Fatal("store does not implement ledger.TokenStore")
 	}
-	secret, tok, err := auth.NewToken("acme", f.clk.Now())
+	secret, tok, err := ledger.NewToken("acme", f.clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.CreateToken(f.ctx, tok); err != nil {
+	if err := ts.CreateToken(context.Background(), tok); ledger.ErrorCode(err) != ledger.EInvalid {
+		t.Fatalf("create without an actor: %v, want %s", err, ledger.EInvalid)
+	}
+	if list, _ := ts.ListTokens(f.ctx, "acme"); len(list) != 0 {
+		t.Fatalf("a refused creation stored the token: %+v", list)
+	}
+	admin := f.as("oidc:ada", "Ada", "admin")
+	if err := ts.CreateToken(admin, tok); err != nil {
 		t.Fatal(err)
 	}
-	other, _, _ := auth.NewToken("acme", f.clk.Now()) // well-formed, never stored
-	got, err := auth.Authenticate(f.ctx, ts, secret)
+	_, globexTok, _ := ledger.NewToken("globex", f.clk.Now())
+	if err := ts.CreateToken(f.ctx, globexTok); err != nil {
+		t.Fatal(err)
+	}
+	other, _, _ := ledger.NewToken("acme", f.clk.Now()) // well-formed, never stored
+	got, err := ledger.Authenticate(f.ctx, ts, secret)
 	if err != nil || got.Tenant != "acme" || got.ID != tok.ID {
 		t.Fatalf("authenticate: %+v, %v", got, err)
 	}
 	for name, bad := range map[string]string{
 		"Empty": "", "Malformed": "Bearer x", "Unknown": other,
 	} {
-		if _, err := auth.Authenticate(f.ctx, ts, bad); ledger.ErrorCode(err) != ledger.EUnauthorized {
+		if _, err := ledger.Authenticate(f.ctx, ts, bad); ledger.ErrorCode(err) != ledger.EUnauthorized {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if err := ts.RevokeToken(f.ctx, tok.ID, f.clk.Now()); err != nil {
+	// Another tenant's token is not found, and stays valid.
+	if err := ts.RevokeToken(admin, "globex", tok.ID, f.clk.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
+		t.Fatalf("revoke another tenant's token: %v", err)
+	}
+	if err := ts.RevokeToken(context.Background(), "acme", tok.ID, f.clk.Now()); ledger.ErrorCode(err) != ledger.EInvalid {
+		t.Fatalf("revoke without an actor: %v", err)
+	}
+	if _, err := ledger.Authenticate(f.ctx, ts, secret); err != nil {
+		t.Fatalf("a refused revocation revoked: %v", err)
+	}
+	if err := ts.RevokeToken(admin, "acme", tok.ID, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := auth.Authenticate(f.ctx, ts, secret); ledger.ErrorCode(err) != ledger.EUnauthorized {
+	if _, err := ledger.Authenticate(f.ctx, ts, secret); ledger.ErrorCode(err) != ledger.EUnauthorized {
 		t.Fatalf("revoked token accepted: %v", err)
 	}
-	if err := ts.RevokeToken(f.ctx, "tok_missing", f.clk.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
+	if err := ts.RevokeToken(admin, "acme", "tok_missing", f.clk.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
 		t.Fatalf("revoke missing: %v", err)
 	}
-	list, err := ts.ListTokens(f.ctx)
-	if err != nil || len(list) != 1 || list[0].RevokedAt == nil {
+	list, err := ts.ListTokens(f.ctx, "acme")
+	if err != nil || len(list) != 1 || list[0].RevokedAt == nil || list[0].ID != tok.ID {
 		t.Fatalf("list: %+v, %v", list, err)
+	}
+	if list, err := ts.ListTokens(f.ctx, "globex"); err != nil || len(list) != 1 || list[0].ID != globexTok.ID {
+		t.Fatalf("globex's list: %+v, %v", list, err)
+	}
+	as, ok := f.store.(ledger.ActionStore)
+	if !ok {
+		t.Fatal("store does not implement ledger.ActionStore")
+	}
+	acts, err := as.Actions(f.ctx, ledger.ActionFilter{Tenant: "acme"})
+	if err != nil || len(acts) != 2 {
+		t.Fatalf("actions: %+v, %v", acts, err)
+	}
+	rev, made := acts[0], acts[1]
+	if rev.Kind != ledger.ActionTokenRevoke || made.Kind != ledger.ActionTokenCreate || rev.Object != tok.ID ||
+		made.Object != tok.ID || rev.Subject != "oidc:ada" || rev.Name != "Ada" || rev.Role != "admin" ||
+		rev.RequestID != "req-oidc:ada" || rev.Tenant != "acme" || !rev.At.Equal(f.clk.Now().UTC().Truncate(time.Microsecond)) ||
+		rev.ID <= made.ID {
+		t.Fatalf("actions: %+v", acts)
+	}
+	if _, err := as.Actions(f.ctx, ledger.ActionFilter{}); ledger.ErrorCode(err) != ledger.EInvalid {
+		t.Fatalf("actions without a tenant: %v", err)
+	}
+	if acts, _ := as.Actions(f.ctx, ledger.ActionFilter{Tenant: "acme", Limit: 1}); len(acts) != 1 || acts[0].ID != rev.ID {
+		t.Fatalf("bounded actions: %+v", acts)
 	}
 }
 

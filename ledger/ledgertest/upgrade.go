@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/ledger"
 )
 
@@ -19,7 +18,8 @@ type UpgradedStore interface {
 	ledger.CallbackStore
 	ledger.ResolutionStore
 	ledger.FigureStore
-	auth.TokenStore
+	ledger.TokenStore
+	ledger.ActionStore
 }
 
 // OldOperation is what an adapter's migration test wrote, with an older
@@ -125,12 +125,24 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 			t.Fatalf("open proposals: %d, %v", len(open), err)
 		}
 		proposal = open[0]
-	} else if proposal, err = s.Propose(ctx, ledger.Resolution{Tenant: "acme", OperationID: old[5].ID,
-		To: ledger.Succeeded, RemoteRef: "ch_6", Reason: "found in the dashboard", ProposedBy: "alice"}); err != nil {
+		// Before 13 only the CLI proposed, with a free-text name: it is
+		// now the CLI's subject, so the two-person rule still holds.
+		if proposal.ProposedBy != "cli:alice" || proposal.ProposedByName != "alice" {
+			t.Errorf("old proposer: %q (%q), want cli:alice (alice)", proposal.ProposedBy, proposal.ProposedByName)
+		}
+		if _, err := s.Approve(as(ctx, "cli:alice", "alice"), "acme", proposal.ID); ledger.ErrorCode(err) != ledger.EForbidden {
+			t.Errorf("the old proposer approved their own proposal: %v", err)
+		}
+	} else if proposal, err = s.Propose(as(ctx, "cli:alice", "alice"), ledger.Resolution{Tenant: "acme", OperationID: old[5].ID,
+		To: ledger.Succeeded, RemoteRef: "ch_6", Reason: "found in the dashboard"}); err != nil {
 		t.Fatal(err)
 	}
-	if op, err := s.Approve(ctx, "acme", proposal.ID, "bob"); err != nil || op.State != ledger.Succeeded {
+	if op, err := s.Approve(as(ctx, "cli:bob", "bob"), "acme", proposal.ID); err != nil || op.State != ledger.Succeeded {
 		t.Fatalf("approve: %v", err)
+	}
+	if acts, err := s.Actions(ctx, ledger.ActionFilter{Tenant: "acme", OperationID: old[5].ID}); err != nil ||
+		len(acts) == 0 || acts[0].Kind != ledger.ActionApprove || acts[0].Subject != "cli:bob" {
+		t.Errorf("actions after the upgrade: %+v, %v", acts, err)
 	}
 	ts, err := s.Transitions(ctx, "acme", now.Add(-24*time.Hour))
 	if err != nil || len(ts) < len(old) {
@@ -138,7 +150,7 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 	}
 
 	// Tables an older version did not have start empty and work.
-	tokens, err := s.ListTokens(ctx)
+	tokens, err := s.ListTokens(ctx, "acme")
 	if want := map[bool]int{true: 1, false: 0}[version >= 2]; err != nil || len(tokens) != want {
 		t.Errorf("tokens: %d, %v; want %d", len(tokens), err, want)
 	}
@@ -153,8 +165,24 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 	if _, dup, err := s.Receive(ctx, "payments", []byte(`{"id":"evt_0"}`)); err != nil || dup != (version >= 4) {
 		t.Errorf("redelivery of an old delivery: duplicate=%v, %v", dup, err)
 	}
-	if q, err := s.ListQuarantine(ctx, true); err != nil || len(q) != map[bool]int{true: 1, false: 0}[version >= 4] {
+	// The old item names no tenant: it is unattributed, shown only when asked.
+	unattributed := ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true}
+	if q, err := s.ListQuarantine(ctx, unattributed); err != nil || len(q) != map[bool]int{true: 1, false: 0}[version >= 4] {
 		t.Errorf("quarantine: %d, %v", len(q), err)
+	}
+	if q, err := s.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true}); err != nil || len(q) != 0 {
+		t.Errorf("quarantine of every tenant: %d, %v; want the unattributed item left out", len(q), err)
+	}
+	// The old reviewed item that claims globex about acme's operation is
+	// acme's, and its reviewer's free-text name became cli:NAME.
+	if version >= 4 {
+		acme, err := s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"acme"}})
+		if err != nil || len(acme) != 1 || acme[0].EventID != "evt_8" || acme[0].ResolvedBy != "cli:ops" || acme[0].ResolvedByName != "ops" {
+			t.Errorf("acme's old quarantine: %+v, %v", acme, err)
+		}
+		if globex, err := s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"globex"}}); err != nil || len(globex) != 0 {
+			t.Errorf("globex sees acme's old item: %+v, %v", globex, err)
+		}
 	}
 	if version >= 5 {
 		if _, err := s.GetCallback(ctx, "acme"); err != nil {
@@ -175,4 +203,9 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 	if _, err := s.AuditPosition(ctx, "payments"); (err == nil) != (version >= 6) {
 		t.Errorf("audit position: %v", err)
 	}
+}
+
+// as returns ctx acting as the CLI operator subject, named name, as owner.
+func as(ctx context.Context, subject, name string) context.Context {
+	return ledger.NewContextWithActor(ctx, ledger.Actor{Subject: subject, Name: name, Role: "owner"})
 }

@@ -45,10 +45,13 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 		return err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
-	_, err := s.pool.Exec(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $4)
-		ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
-			updated_at = excluded.updated_at`, tenant, url, secret, now)
+	err := s.withAction(ctx, ledger.ActionCallbackSet, tenant, tenant, func(tx pgx.Tx, _ *ledger.Action) error {
+		_, err := tx.Exec(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $4)
+			ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+				updated_at = excluded.updated_at`, tenant, url, secret, now)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set callback: %w", err)
 	}
@@ -57,16 +60,19 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 
 // RemoveCallback implements ledger.CallbackStore.
 func (s *Store) RemoveCallback(ctx context.Context, tenant string) error {
-	var n int
-	err := s.pool.QueryRow(ctx, `
+	err := s.withAction(ctx, ledger.ActionCallbackRemove, tenant, tenant, func(tx pgx.Tx, _ *ledger.Action) error {
+		var n int
+		err := tx.QueryRow(ctx, `
 WITH d AS (DELETE FROM tenant_callbacks WHERE tenant_id = $1 RETURNING tenant_id),
 	p AS (DELETE FROM callback_outbox WHERE tenant_id = $1 AND delivered_at IS NULL)
 SELECT count(*) FROM d`, tenant).Scan(&n)
+		if err == nil && n == 0 {
+			return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("remove callback: %w", err)
-	}
-	if n == 0 {
-		return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
 	}
 	return nil
 }

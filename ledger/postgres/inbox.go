@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,10 +102,11 @@ func (s *Store) FailDelivery(ctx context.Context, id int64, until time.Time, rea
 func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO quarantine (target, delivery_id, reason, event_id,
-		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING quarantine_id`,
+		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
+		scope_tenant)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING quarantine_id`,
 		q.Target, q.DeliveryID, q.Reason, q.EventID, q.Reference, q.Tenant, q.RemoteID, q.OperationID,
-		q.OpTenant, s.clock()).Scan(&id)
+		q.OpTenant, s.clock(), q.ScopeTenant()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("quarantine: %w", err)
 	}
@@ -112,18 +114,24 @@ func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64,
 }
 
 // ListQuarantine implements ledger.InboxStore.
-func (s *Store) ListQuarantine(ctx context.Context, open bool) ([]ledger.QuarantineItem, error) {
+func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) ([]ledger.QuarantineItem, error) {
+	tenants := f.Tenants
+	if tenants == nil {
+		tenants = []string{}
+	}
 	rows, err := s.pool.Query(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolution
-		FROM quarantine WHERE NOT $1 OR resolved_at IS NULL ORDER BY quarantine_id DESC LIMIT 1000`, open)
+		resolved_at, resolved_by, resolved_by_name, resolution
+		FROM quarantine WHERE (NOT $1 OR resolved_at IS NULL)
+			AND (scope_tenant <> '' AND ($2 OR scope_tenant = ANY($3::text[])) OR ($4 AND scope_tenant = ''))
+		ORDER BY quarantine_id DESC LIMIT $5`, f.Open, f.AllTenants, tenants, f.Unattributed, ledger.MaxQuarantineList)
 	if err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.QuarantineItem, error) {
 		var q ledger.QuarantineItem
 		err := r.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.Resolution)
+			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
 		q.At = q.At.UTC()
 		utcp(q.ResolvedAt)
 		return q, err
@@ -135,17 +143,24 @@ func (s *Store) ListQuarantine(ctx context.Context, open bool) ([]ledger.Quarant
 }
 
 // ResolveQuarantine implements ledger.InboxStore.
-func (s *Store) ResolveQuarantine(ctx context.Context, id int64, actor, resolution string) error {
-	if actor == "" || resolution == "" {
-		return ledger.Errorf(ledger.EInvalid, "a resolution needs the reviewer and the decision")
+func (s *Store) ResolveQuarantine(ctx context.Context, tenant string, id int64, resolution string) error {
+	if resolution == "" || len(resolution) > 500 {
+		return ledger.Errorf(ledger.EInvalid, "a quarantine resolution needs the decision (at most 500 characters)")
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE quarantine SET resolved_at = $2, resolved_by = $3, resolution = $4
-		WHERE quarantine_id = $1 AND resolved_at IS NULL`, id, s.clock(), actor, resolution)
+	object := strconv.FormatInt(id, 10)
+	err := s.withAction(ctx, ledger.ActionQuarantineResolve, tenant, object, func(tx pgx.Tx, a *ledger.Action) error {
+		a.Reason = resolution
+		err := tx.QueryRow(ctx, `UPDATE quarantine SET resolved_at = $3, resolved_by = $4, resolved_by_name = $5,
+			resolution = $6
+			WHERE scope_tenant = $1 AND quarantine_id = $2 AND resolved_at IS NULL RETURNING operation_id`,
+			tenant, id, a.At, a.Subject, a.Name, resolution).Scan(&a.OperationID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("resolve quarantine: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
 	}
 	return nil
 }

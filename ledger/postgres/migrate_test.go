@@ -99,6 +99,12 @@ var oldRows = []struct {
 		('payments', sha256('{"id":"evt_0"}'), NULL, $1::timestamptz - interval '1 day', NULL, 1, $1::timestamptz - interval '1 day', 'applied')`},
 	{4, `INSERT INTO quarantine (target, delivery_id, reason, event_id, quarantined_at)
 		VALUES ('payments', 1, 'unknown reference', 'evt_9', $1::timestamptz - interval '2 hours')`},
+	// Claims globex, concerns acme's operation; reviewed by a free-text name.
+	{4, `INSERT INTO quarantine (target, delivery_id, reason, event_id, claimed_tenant, operation_id,
+		operation_tenant, quarantined_at, resolved_at, resolved_by, resolution)
+		SELECT 'payments', 1, 'tenant mismatch', 'evt_8', 'globex', operation_id::text, tenant_id,
+			$1::timestamptz - interval '1 hour', $1::timestamptz - interval '30 minutes', 'ops', 'checked'
+		FROM operation_ledger WHERE intent_ref = 'order-1'`},
 	{5, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
 		VALUES ('acme', 'https://acme.example/settle', sha256('secret'), $1::timestamptz - interval '7 days', $1::timestamptz - interval '7 days')`},
 	{5, `INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at,

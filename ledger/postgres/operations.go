@@ -116,36 +116,42 @@ func (s *Store) create(ctx context.Context, q querier, n ledger.NewOperation) (l
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	got, err := scanOperation(q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
-		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt,
-		op.RetryWindow.Microseconds()))
-	if err == nil {
-		return got, true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
-	}
-	// The intent exists. A new statement sees it even if it was committed
-	// by a concurrent creator after this statement's snapshot.
-	existing, err := getByIntent(ctx, q, op.Tenant, op.Type, op.IntentRef)
+	c, err := ledger.CreateIn(ctx, createTx{q}, n, op)
 	if err != nil {
 		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
 	}
-	rejected, conflict := ledger.CheckSameIntent(existing, n)
-	if ledger.ErrorCode(conflict) == ledger.EPayloadConflict {
-		_, err := q.Exec(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type,
-			intent_ref, stored_hash, rejected_hash, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
-			rejected, op.CreatedAt)
-		if err != nil {
-			return ledger.Operation{}, false, fmt.Errorf("create: record conflict: %w", err)
-		}
-		return ledger.Operation{}, false, conflict
+	return c.Result()
+}
+
+// createTx is ledger.CreateTx over the pool or the caller's transaction.
+// Without a transaction each statement commits on its own: the insert is
+// one statement with its event, and a refusal's record stands alone.
+type createTx struct{ q querier }
+
+func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
+	got, err := scanOperation(t.q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
+		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt,
+		op.RetryWindow.Microseconds()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Operation{}, false, nil
 	}
-	if conflict != nil {
-		return ledger.Operation{}, false, conflict
+	return got, err == nil, err
+}
+
+// ByIntent runs a new statement, which sees an intent committed by a
+// concurrent creator after the insert's snapshot.
+func (t createTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
+	return getByIntent(ctx, t.q, tenant, opType, intentRef)
+}
+
+func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
+	_, err := t.q.Exec(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type,
+		intent_ref, stored_hash, rejected_hash, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash, rejected, at)
+	if err != nil {
+		return fmt.Errorf("record conflict: %w", err)
 	}
-	return existing, false, nil
+	return nil
 }
 
 // Get implements ledger.Store.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/postgres"
 )
@@ -426,17 +425,29 @@ var planCases = []planCase{
 			EventID: "evt-plan"})
 		return err
 	}},
-	{name: "ListQuarantine/Open", want: []string{"quarantine_open|quarantine_pkey"},
+	{name: "ListQuarantine/Open", want: []string{"quarantine_open|quarantine_pkey|quarantine_scope"},
 		run: func(ctx context.Context, f *planFixture) error {
-			_, err := f.s.ListQuarantine(ctx, true)
+			_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true})
 			return err
 		}},
 	{name: "ListQuarantine/All", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
-		_, err := f.s.ListQuarantine(ctx, false)
+		_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{AllTenants: true, Unattributed: true})
+		return err
+	}},
+	{name: "ListQuarantine/Tenants", want: []string{"quarantine_scope|quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"tenant-1", "tenant-2"}})
 		return err
 	}},
 	{name: "ResolveQuarantine", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
-		return f.s.ResolveQuarantine(ctx, f.qid, "ops", "ignored")
+		return f.s.ResolveQuarantine(ctx, "", f.qid, "ignored")
+	}},
+	{name: "Actions/Tenant", want: []string{"actions_tenant"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.Actions(ctx, ledger.ActionFilter{Tenant: "tenant-1"})
+		return err
+	}},
+	{name: "Actions/Operation", want: []string{"actions_operation|actions_tenant"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.Actions(ctx, ledger.ActionFilter{Tenant: f.escalated[0].Tenant, OperationID: f.escalated[0].ID})
+		return err
 	}},
 	{name: "Propose", want: []string{"operation_ledger_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		var err error
@@ -448,7 +459,8 @@ var planCases = []planCase{
 	// at once.
 	{name: "Approve", want: []string{"resolutions_pkey|resolutions_open", "operation_ledger_pkey|operation_ledger_tenant_state"},
 		run: func(ctx context.Context, f *planFixture) error {
-			_, err := f.s.Approve(ctx, f.proposal.Tenant, f.proposal.ID, "bob")
+			bob := ledger.NewContextWithActor(ctx, ledger.Actor{Subject: "cli:bob", Name: "bob", Role: "owner"})
+			_, err := f.s.Approve(bob, f.proposal.Tenant, f.proposal.ID)
 			return err
 		}},
 	{name: "Reject", want: []string{"resolutions_pkey|resolutions_open"}, run: func(ctx context.Context, f *planFixture) error {
@@ -456,7 +468,7 @@ var planCases = []planCase{
 		if err != nil {
 			return err
 		}
-		return f.s.Reject(ctx, r.Tenant, r.ID, "bob", "no evidence")
+		return f.s.Reject(ctx, r.Tenant, r.ID, "no evidence")
 	}},
 	{name: "Resolutions/Open", want: []string{"resolutions_tenant|resolutions_open"},
 		run: func(ctx context.Context, f *planFixture) error {
@@ -469,7 +481,7 @@ var planCases = []planCase{
 	}},
 	{name: "CreateToken", run: func(ctx context.Context, f *planFixture) error {
 		h := sha256.Sum256([]byte("plan-token"))
-		return f.s.CreateToken(ctx, auth.Token{ID: "tok-plan", Tenant: "tenant-1", Hash: h[:], CreatedAt: f.now})
+		return f.s.CreateToken(ctx, ledger.Token{ID: "tok-plan", Tenant: "tenant-1", Hash: h[:], CreatedAt: f.now})
 	}},
 	// Every API request looks its token up.
 	{name: "TokenByHash", want: []string{"api_tokens_token_hash_key"}, run: func(ctx context.Context, f *planFixture) error {
@@ -477,13 +489,14 @@ var planCases = []planCase{
 		_, err := f.s.TokenByHash(ctx, h[:])
 		return err
 	}},
-	{name: "ListTokens", seq: []string{"api_tokens: an operator's listing of every token"},
+	// A tenant's tokens: a small table (one row per issued token), read whole.
+	{name: "ListTokens", seq: []string{"api_tokens: a tenant's tokens, from a table of one row per issued token"},
 		run: func(ctx context.Context, f *planFixture) error {
-			_, err := f.s.ListTokens(ctx)
+			_, err := f.s.ListTokens(ctx, "tenant-1")
 			return err
 		}},
 	{name: "RevokeToken", want: []string{"api_tokens_pkey"}, run: func(ctx context.Context, f *planFixture) error {
-		return f.s.RevokeToken(ctx, "tok-plan", f.now)
+		return f.s.RevokeToken(ctx, "tenant-1", "tok-plan", f.now)
 	}},
 	{name: "CreateSession", run: func(ctx context.Context, f *planFixture) error {
 		return f.s.CreateSession(ctx, planSession(f.now))
@@ -527,7 +540,7 @@ func succeeded(op ledger.Operation) ledger.Outcome {
 
 func proposal(op ledger.Operation) ledger.Resolution {
 	return ledger.Resolution{Tenant: op.Tenant, OperationID: op.ID, To: ledger.Succeeded,
-		RemoteRef: "ref-manual-" + op.ID, Reason: "found in the target's dashboard", ProposedBy: "alice"}
+		RemoteRef: "ref-manual-" + op.ID, Reason: "found in the target's dashboard"}
 }
 
 // wantCode accepts err when its code is one of codes.

@@ -73,19 +73,23 @@ SELECT 'payments', sha256(('delivery-' || g)::bytea), CASE WHEN g % 1000 = 0 THE
 FROM generate_series(1, $2::int / 2) g,
 	LATERAL (SELECT $1::timestamptz - g * $3::float8 * 2 * interval '1 second' AS at) c`, `
 INSERT INTO quarantine (target, delivery_id, reason, event_id, quarantined_at, resolved_at,
-	resolved_by, resolution)
+	resolved_by, resolution, claimed_tenant, scope_tenant)
 SELECT 'payments', g, 'unknown reference', 'evt-' || g, $1::timestamptz - g * interval '1 minute',
-	CASE WHEN g % 20 <> 0 THEN $1 END, CASE WHEN g % 20 <> 0 THEN 'ops' ELSE '' END,
-	CASE WHEN g % 20 <> 0 THEN 'ignored' ELSE '' END
-FROM generate_series(1, $2::int / 100) g`, `
+	CASE WHEN g % 20 <> 0 THEN $1 END, CASE WHEN g % 20 <> 0 THEN 'cli:ops' ELSE '' END,
+	CASE WHEN g % 20 <> 0 THEN 'ignored' ELSE '' END, t.tenant, t.tenant
+FROM generate_series(1, $2::int / 100) g,
+	LATERAL (SELECT CASE WHEN g % 10 = 0 THEN '' ELSE 'tenant-' || (g % 50) END AS tenant) t`, `
+INSERT INTO actions (tenant_id, at, subject, actor_name, role, kind, object, operation_id, reason)
+SELECT scope_tenant, resolved_at, resolved_by, 'ops', 'owner', 'quarantine.resolve', quarantine_id::text, '', resolution
+FROM quarantine WHERE resolved_at IS NOT NULL`, `
 INSERT INTO audit_findings (tenant_id, operation_id, target, kind, found_at, resolved_at)
 SELECT tenant_id, operation_id, target, 'duplicate', updated_at + interval '1 hour',
 	CASE WHEN substr(intent_ref, 8)::bigint % 3 <> 0 THEN updated_at + interval '1 day' END
 FROM operation_ledger WHERE state = 'SUCCEEDED' AND substr(intent_ref, 8)::bigint % 1000 = 5`, `
 INSERT INTO resolutions (tenant_id, operation_id, fence_token, to_state, reason, proposed_by,
 	proposed_at, decided_by, decided_at, decision, decision_why)
-SELECT tenant_id, operation_id, fence_token, 'SUCCEEDED', 'seen in the dashboard', 'alice',
-	updated_at, 'bob', updated_at + interval '1 hour', 'rejected', 'no evidence'
+SELECT tenant_id, operation_id, fence_token, 'SUCCEEDED', 'seen in the dashboard', 'cli:alice',
+	updated_at, 'cli:bob', updated_at + interval '1 hour', 'rejected', 'no evidence'
 FROM operation_ledger WHERE state = 'ESCALATED'`, `
 INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash,
 	rejected_hash, at)

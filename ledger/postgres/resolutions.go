@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -15,7 +16,7 @@ import (
 var _ ledger.ResolutionStore = (*Store)(nil)
 
 const resolutionCols = `resolution_id, tenant_id, operation_id::text, fence_token, to_state, remote_ref, reason,
-	proposed_by, proposed_at, decided_by, decided_at, decision, decision_why`
+	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why`
 
 func scanResolution(row pgx.Row) (ledger.Resolution, error) {
 	var (
@@ -23,104 +24,117 @@ func scanResolution(row pgx.Row) (ledger.Resolution, error) {
 		to string
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &r.OperationID, &r.Fence, &to, &r.RemoteRef, &r.Reason,
-		&r.ProposedBy, &r.ProposedAt, &r.DecidedBy, &r.DecidedAt, &r.Decision, &r.DecisionWhy)
+		&r.ProposedBy, &r.ProposedByName, &r.ProposedAt, &r.DecidedBy, &r.DecidedByName, &r.DecidedAt,
+		&r.Decision, &r.DecisionWhy)
 	r.To, r.ProposedAt = ledger.State(to), r.ProposedAt.UTC()
 	utcp(r.DecidedAt)
 	return r, err
 }
 
-// Propose implements ledger.ResolutionStore.
-func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	op, err := s.Get(ctx, r.Tenant, r.OperationID)
-	if err != nil {
-		return r, err
-	}
-	if err := ledger.ValidateProposal(op, r); err != nil {
-		return r, err
-	}
-	got, err := scanResolution(s.pool.QueryRow(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
-		fence_token, to_state, remote_ref, reason, proposed_by, proposed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+resolutionCols,
-		op.Tenant, op.ID, op.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, s.clock()))
+// resolutionTx is ledger.ResolutionTx over one pgx transaction: the SQL of
+// proposals and decisions, and nothing else (the rules are in ledger).
+type resolutionTx struct{ tx pgx.Tx }
+
+var _ ledger.ResolutionTx = resolutionTx{}
+
+func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.Operation, error) {
+	return get(ctx, t.tx, tenant, id)
+}
+
+func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
+	got, err := scanResolution(t.tx.QueryRow(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
+		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+resolutionCols,
+		r.Tenant, r.OperationID, r.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, r.ProposedByName,
+		r.ProposedAt))
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return r, ledger.Errorf(ledger.EConflict, "this operation already has an open proposal; approve or reject it first")
 	}
+	return got, err
+}
+
+func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, error) {
+	r, err := scanResolution(t.tx.QueryRow(ctx, `SELECT `+resolutionCols+` FROM resolutions
+		WHERE tenant_id = $1 AND resolution_id = $2 AND decided_at IS NULL FOR UPDATE`, tenant, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
+	}
+	return r, err
+}
+
+// ApplyIfUnchanged writes the transition, its event and its callback with
+// one conditional statement.
+func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
+	evidence, err := json.Marshal(o.Evidence)
+	if err != nil {
+		return ledger.Operation{}, false, err
+	}
+	ops, err := collect(t.tx.Query(ctx, `
+WITH u AS (
+	UPDATE operation_ledger SET state = $4, remote_ref = coalesce(nullif($5, ''), remote_ref),
+		lease_expires_at = NULL, next_reconcile_at = NULL, reason = $6, updated_at = $7
+	WHERE tenant_id = $1 AND operation_id = $2 AND state = $11 AND fence_token = $3
+	RETURNING `+cols+`, $11::text AS from_state, $8::text AS actor, $6::text AS reason_ev,
+		$9::jsonb AS evidence
+), `+fmt.Sprintf(eventCTE, "u")+`, `+callbackCTE("$10")+`
+SELECT `+cols+` FROM u`, o.Tenant, o.OperationID, o.Fence, string(o.To), o.RemoteRef, o.Reason, at,
+		o.Actor, string(evidence), callbackStates(), string(o.From)))
+	if err != nil || len(ops) == 0 {
+		return ledger.Operation{}, false, err
+	}
+	return ops[0], true, nil
+}
+
+func (t resolutionTx) Decide(ctx context.Context, r ledger.Resolution) error {
+	_, err := t.tx.Exec(ctx, `UPDATE resolutions SET decided_by = $2, decided_by_name = $3, decided_at = $4,
+		decision = $5, decision_why = $6 WHERE resolution_id = $1`,
+		r.ID, r.DecidedBy, r.DecidedByName, r.DecidedAt, r.Decision, r.DecisionWhy)
+	return err
+}
+
+func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
+	return recordAction(ctx, t.tx, a)
+}
+
+// Propose implements ledger.ResolutionStore with ledger.ProposeIn.
+func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
+	var got ledger.Resolution
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		got, err = ledger.ProposeIn(ctx, resolutionTx{tx}, r, s.clock())
+		return err
+	})
 	if err != nil {
 		return r, fmt.Errorf("propose: %w", err)
 	}
 	return got, nil
 }
 
-// Approve implements ledger.ResolutionStore: the proposal is locked, the
-// transition, its event and its callback are written by one statement, and
-// the decision is recorded, all in one transaction.
-func (s *Store) Approve(ctx context.Context, tenant string, id int64, approver string) (ledger.Operation, error) {
-	if approver == "" {
-		return ledger.Operation{}, ledger.Errorf(ledger.EInvalid, "an approval needs who approves")
-	}
-	now := s.clock()
-	tx, err := s.pool.Begin(ctx)
+// Approve implements ledger.ResolutionStore with ledger.ApproveIn: the
+// proposal is locked, the transition, its event and its callback are
+// written by one statement, and the decision and the action are recorded,
+// all in one transaction.
+func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Operation, error) {
+	var a ledger.Approval
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, s.clock())
+		return err
+	})
 	if err != nil {
 		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	r, err := scanResolution(tx.QueryRow(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE tenant_id = $1 AND resolution_id = $2 AND decided_at IS NULL FOR UPDATE`, tenant, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
-	}
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
-	}
-	if r.ProposedBy == approver {
-		return ledger.Operation{}, ledger.Errorf(ledger.EForbidden, "nobody approves their own proposal")
-	}
-	o := ledger.ApprovalOutcome(r, approver)
-	evidence, _ := json.Marshal(o.Evidence)
-	ops, err := collect(tx.Query(ctx, `
-WITH u AS (
-	UPDATE operation_ledger SET state = $4, remote_ref = coalesce(nullif($5, ''), remote_ref),
-		lease_expires_at = NULL, next_reconcile_at = NULL, reason = $6, updated_at = $7
-	WHERE tenant_id = $1 AND operation_id = $2 AND state = 'ESCALATED' AND fence_token = $3
-	RETURNING `+cols+`, 'ESCALATED'::text AS from_state, $8::text AS actor, $6::text AS reason_ev,
-		$9::jsonb AS evidence
-), `+fmt.Sprintf(eventCTE, "u")+`, `+callbackCTE("$10")+`
-SELECT `+cols+` FROM u`, tenant, r.OperationID, r.Fence, string(o.To), o.RemoteRef, o.Reason, now,
-		o.Actor, string(evidence), callbackStates()))
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
-	}
-	decision, why := ledger.DecisionApproved, ""
-	if len(ops) == 0 {
-		decision, why = ledger.DecisionStale, "the operation changed after the proposal"
-	}
-	if _, err := tx.Exec(ctx, `UPDATE resolutions SET decided_by = $2, decided_at = $3, decision = $4,
-		decision_why = $5 WHERE resolution_id = $1`, id, approver, now, decision, why); err != nil {
-		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
-	}
-	if len(ops) == 0 {
-		return ledger.Operation{}, ledger.Errorf(ledger.EStaleFence, "the operation changed after the proposal; propose again")
-	}
-	return ops[0], nil
+	return a.Operation, a.Err()
 }
 
-// Reject implements ledger.ResolutionStore.
-func (s *Store) Reject(ctx context.Context, tenant string, id int64, by, why string) error {
-	if by == "" || why == "" {
-		return ledger.Errorf(ledger.EInvalid, "a rejection needs who rejects and why")
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE resolutions SET decided_by = $3, decided_at = $4,
-		decision = 'rejected', decision_why = $5
-		WHERE tenant_id = $1 AND resolution_id = $2 AND decided_at IS NULL`, tenant, id, by, s.clock(), why)
+// Reject implements ledger.ResolutionStore with ledger.RejectIn.
+func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return ledger.RejectIn(ctx, resolutionTx{tx}, tenant, id, why, s.clock())
+	})
 	if err != nil {
 		return fmt.Errorf("reject: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
 	}
 	return nil
 }

@@ -8,28 +8,30 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"settle/auth"
 	"settle/ledger"
 )
 
-var _ auth.TokenStore = (*Store)(nil)
+var _ ledger.TokenStore = (*Store)(nil)
 
-// CreateToken implements auth.TokenStore.
-func (s *Store) CreateToken(ctx context.Context, t auth.Token) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_tokens (token_id, tenant_id, token_hash, created_at)
-		VALUES ($1, $2, $3, $4)`, t.ID, t.Tenant, t.Hash, t.CreatedAt)
+// CreateToken implements ledger.TokenStore.
+func (s *Store) CreateToken(ctx context.Context, t ledger.Token) error {
+	err := s.withAction(ctx, ledger.ActionTokenCreate, t.Tenant, t.ID, func(tx pgx.Tx, _ *ledger.Action) error {
+		_, err := tx.Exec(ctx, `INSERT INTO api_tokens (token_id, tenant_id, token_hash, created_at)
+			VALUES ($1, $2, $3, $4)`, t.ID, t.Tenant, t.Hash, t.CreatedAt)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create token: %w", err)
 	}
 	return nil
 }
 
-// TokenByHash implements auth.TokenStore.
-func (s *Store) TokenByHash(ctx context.Context, hash []byte) (auth.Token, error) {
+// TokenByHash implements ledger.TokenStore.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (ledger.Token, error) {
 	rows, err := s.pool.Query(ctx, `SELECT token_id, tenant_id, token_hash, created_at, revoked_at
 		FROM api_tokens WHERE token_hash = $1`, hash)
 	if err != nil {
-		return auth.Token{}, fmt.Errorf("token: %w", err)
+		return ledger.Token{}, fmt.Errorf("token: %w", err)
 	}
 	t, err := pgx.CollectExactlyOneRow(rows, scanToken)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -41,10 +43,10 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (auth.Token, error
 	return t, nil
 }
 
-// ListTokens implements auth.TokenStore.
-func (s *Store) ListTokens(ctx context.Context) ([]auth.Token, error) {
+// ListTokens implements ledger.TokenStore.
+func (s *Store) ListTokens(ctx context.Context, tenant string) ([]ledger.Token, error) {
 	rows, err := s.pool.Query(ctx, `SELECT token_id, tenant_id, token_hash, created_at, revoked_at
-		FROM api_tokens ORDER BY created_at DESC, token_id`)
+		FROM api_tokens WHERE tenant_id = $1 ORDER BY created_at DESC, token_id`, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -55,21 +57,24 @@ func (s *Store) ListTokens(ctx context.Context) ([]auth.Token, error) {
 	return ts, nil
 }
 
-// RevokeToken implements auth.TokenStore.
-func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $2)
-		WHERE token_id = $1`, id, at)
+// RevokeToken implements ledger.TokenStore.
+func (s *Store) RevokeToken(ctx context.Context, tenant, id string, at time.Time) error {
+	err := s.withAction(ctx, ledger.ActionTokenRevoke, tenant, id, func(tx pgx.Tx, _ *ledger.Action) error {
+		tag, err := tx.Exec(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $3)
+			WHERE tenant_id = $1 AND token_id = $2`, tenant, id, at)
+		if err == nil && tag.RowsAffected() == 0 {
+			return ledger.Errorf(ledger.ENotFound, "token not found")
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("revoke token: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ledger.Errorf(ledger.ENotFound, "token not found")
 	}
 	return nil
 }
 
-func scanToken(row pgx.CollectableRow) (auth.Token, error) {
-	var t auth.Token
+func scanToken(row pgx.CollectableRow) (ledger.Token, error) {
+	var t ledger.Token
 	err := row.Scan(&t.ID, &t.Tenant, &t.Hash, &t.CreatedAt, &t.RevokedAt)
 	t.CreatedAt = t.CreatedAt.UTC()
 	utcp(t.RevokedAt)

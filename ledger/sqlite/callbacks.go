@@ -39,10 +39,13 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 	if err := ledger.ValidateCallback(tenant, url, secret); err != nil {
 		return err
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
-		VALUES (?1, ?2, ?3, ?4, ?4)
-		ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
-			updated_at = excluded.updated_at`, tenant, url, secret, micros(now))
+	err := s.withAction(ctx, ledger.ActionCallbackSet, tenant, tenant, func(tx *sql.Tx, _ *ledger.Action) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
+			VALUES (?1, ?2, ?3, ?4, ?4)
+			ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+				updated_at = excluded.updated_at`, tenant, url, secret, micros(now))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set callback: %w", err)
 	}
@@ -51,21 +54,19 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 
 // RemoveCallback implements ledger.CallbackStore.
 func (s *Store) RemoveCallback(ctx context.Context, tenant string) error {
-	var n int64
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.withAction(ctx, ledger.ActionCallbackRemove, tenant, tenant, func(tx *sql.Tx, _ *ledger.Action) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM tenant_callbacks WHERE tenant_id = ?`, tenant)
 		if err != nil {
 			return err
 		}
-		n, _ = res.RowsAffected()
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM callback_outbox WHERE tenant_id = ? AND delivered_at IS NULL`, tenant)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("remove callback: %w", err)
-	}
-	if n == 0 {
-		return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"settle/ledger"
@@ -107,10 +109,11 @@ func (s *Store) FailDelivery(ctx context.Context, id int64, until time.Time, rea
 // Quarantine implements ledger.InboxStore.
 func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
 	res, err := s.w.ExecContext(ctx, `INSERT INTO quarantine (target, delivery_id, reason, event_id,
-		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
+		scope_tenant)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		q.Target, q.DeliveryID, q.Reason, q.EventID, q.Reference, q.Tenant, q.RemoteID, q.OperationID,
-		q.OpTenant, micros(s.clock()))
+		q.OpTenant, micros(s.clock()), q.ScopeTenant())
 	if err != nil {
 		return 0, fmt.Errorf("quarantine: %w", err)
 	}
@@ -118,11 +121,23 @@ func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64,
 }
 
 // ListQuarantine implements ledger.InboxStore.
-func (s *Store) ListQuarantine(ctx context.Context, open bool) ([]ledger.QuarantineItem, error) {
+func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) ([]ledger.QuarantineItem, error) {
+	tenants := f.Tenants
+	if tenants == nil {
+		tenants = []string{}
+	}
+	list, err := json.Marshal(tenants)
+	if err != nil {
+		return nil, fmt.Errorf("list quarantine: %w", err)
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolution
-		FROM quarantine WHERE NOT ?1 OR resolved_at IS NULL ORDER BY quarantine_id DESC LIMIT 1000`, open)
+		resolved_at, resolved_by, resolved_by_name, resolution
+		FROM quarantine WHERE (NOT ?1 OR resolved_at IS NULL)
+			AND (scope_tenant <> '' AND (?2 OR scope_tenant IN (SELECT value FROM json_each(?3)))
+				OR (?4 AND scope_tenant = ''))
+		ORDER BY quarantine_id DESC LIMIT ?5`, f.Open, f.AllTenants, string(list), f.Unattributed,
+		ledger.MaxQuarantineList)
 	if err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)
 	}
@@ -135,7 +150,7 @@ func (s *Store) ListQuarantine(ctx context.Context, open bool) ([]ledger.Quarant
 			resolved sql.NullInt64
 		)
 		if err := rows.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &at, &resolved, &q.ResolvedBy, &q.Resolution); err != nil {
+			&q.RemoteID, &q.OperationID, &q.OpTenant, &at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution); err != nil {
 			return nil, fmt.Errorf("list quarantine: %w", err)
 		}
 		q.At, q.ResolvedAt = fromMicros(at), fromNull(resolved)
@@ -145,17 +160,24 @@ func (s *Store) ListQuarantine(ctx context.Context, open bool) ([]ledger.Quarant
 }
 
 // ResolveQuarantine implements ledger.InboxStore.
-func (s *Store) ResolveQuarantine(ctx context.Context, id int64, actor, resolution string) error {
-	if actor == "" || resolution == "" {
-		return ledger.Errorf(ledger.EInvalid, "a resolution needs the reviewer and the decision")
+func (s *Store) ResolveQuarantine(ctx context.Context, tenant string, id int64, resolution string) error {
+	if resolution == "" || len(resolution) > 500 {
+		return ledger.Errorf(ledger.EInvalid, "a quarantine resolution needs the decision (at most 500 characters)")
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE quarantine SET resolved_at = ?, resolved_by = ?, resolution = ?
-		WHERE quarantine_id = ? AND resolved_at IS NULL`, micros(s.clock()), actor, resolution, id)
+	object := strconv.FormatInt(id, 10)
+	err := s.withAction(ctx, ledger.ActionQuarantineResolve, tenant, object, func(tx *sql.Tx, a *ledger.Action) error {
+		a.Reason = resolution
+		err := tx.QueryRowContext(ctx, `UPDATE quarantine SET resolved_at = ?, resolved_by = ?, resolved_by_name = ?,
+			resolution = ?
+			WHERE scope_tenant = ? AND quarantine_id = ? AND resolved_at IS NULL RETURNING operation_id`,
+			micros(a.At), a.Subject, a.Name, resolution, tenant, id).Scan(&a.OperationID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("resolve quarantine: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
 	}
 	return nil
 }

@@ -130,6 +130,12 @@ var oldRows = []struct {
 		[]any{sum([]byte(`{"id":"evt_1"}`)), sum([]byte(`{"id":"evt_0"}`))}},
 	{4, `INSERT INTO quarantine (target, delivery_id, reason, event_id, quarantined_at)
 		VALUES ('payments', 1, 'unknown reference', 'evt_9', ?1 - 7200000000)`, nil},
+	// Claims globex, concerns acme's operation; reviewed by a free-text name.
+	{4, `INSERT INTO quarantine (target, delivery_id, reason, event_id, claimed_tenant, operation_id,
+		operation_tenant, quarantined_at, resolved_at, resolved_by, resolution)
+		SELECT 'payments', 1, 'tenant mismatch', 'evt_8', 'globex', operation_id, tenant_id,
+			?1 - 3600000000, ?1 - 1800000000, 'ops', 'checked'
+		FROM operation_ledger WHERE intent_ref = 'order-1'`, nil},
 	{5, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
 		VALUES ('acme', 'https://acme.example/settle', randomblob(32), ?1 - 7 * 86400000000, ?1 - 7 * 86400000000)`, nil},
 	{5, `INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at,

@@ -104,59 +104,56 @@ func appendEvents(ctx context.Context, tx *sql.Tx, evs []event) error {
 	return err
 }
 
-// Create implements ledger.Store.
+// Create implements ledger.Store with ledger.CreateIn, in one IMMEDIATE
+// transaction.
 func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error) {
 	op, err := ledger.Prepare(n, s.clock())
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	var (
-		out      ledger.Operation
-		created  bool
-		conflict error
-	)
+	var c ledger.Creation
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		got, err := scanOperation(tx.QueryRowContext(ctx, `INSERT INTO operation_ledger (tenant_id,
-			operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
-			retry_window_end, retry_window_micros, deadline, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PREPARED', ?, ?, ?, ?, ?)
-			ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
-			RETURNING `+cols, op.Tenant, op.ID, op.Type, op.IntentRef, op.Target, op.Payload,
-			op.PayloadHash, op.RemoteKey, micros(op.RetryWindowEnd), op.RetryWindow.Microseconds(),
-			microsPtr(op.Deadline), micros(op.CreatedAt), micros(op.UpdatedAt)))
-		if err == nil {
-			out, created = got, true
-			return appendEvents(ctx, tx, []event{{op: got, actor: "client", reason: "created"}})
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		existing, err := getByIntent(ctx, tx, op.Tenant, op.Type, op.IntentRef)
-		if err != nil {
-			return err
-		}
-		var rejected []byte
-		rejected, conflict = ledger.CheckSameIntent(existing, n)
-		if ledger.ErrorCode(conflict) == ledger.EPayloadConflict {
-			_, err := tx.ExecContext(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id,
-				operation_type, intent_ref, stored_hash, rejected_hash, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
-				rejected, micros(op.CreatedAt))
-			return err
-		}
-		if conflict != nil {
-			return nil
-		}
-		out = existing
-		return nil
+		var err error
+		c, err = ledger.CreateIn(ctx, createTx{tx}, n, op)
+		return err
 	})
 	if err != nil {
 		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
 	}
-	if conflict != nil {
-		return ledger.Operation{}, false, conflict
+	return c.Result()
+}
+
+// createTx is ledger.CreateTx over one transaction.
+type createTx struct{ tx *sql.Tx }
+
+func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
+	got, err := scanOperation(t.tx.QueryRowContext(ctx, `INSERT INTO operation_ledger (tenant_id,
+		operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
+		retry_window_end, retry_window_micros, deadline, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PREPARED', ?, ?, ?, ?, ?)
+		ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+		RETURNING `+cols, op.Tenant, op.ID, op.Type, op.IntentRef, op.Target, op.Payload,
+		op.PayloadHash, op.RemoteKey, micros(op.RetryWindowEnd), op.RetryWindow.Microseconds(),
+		microsPtr(op.Deadline), micros(op.CreatedAt), micros(op.UpdatedAt)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Operation{}, false, nil
 	}
-	return out, created, nil
+	if err != nil {
+		return ledger.Operation{}, false, err
+	}
+	return got, true, appendEvents(ctx, t.tx, []event{{op: got, actor: "client", reason: "created"}})
+}
+
+func (t createTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
+	return getByIntent(ctx, t.tx, tenant, opType, intentRef)
+}
+
+func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id,
+		operation_type, intent_ref, stored_hash, rejected_hash, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
+		rejected, micros(at))
+	return err
 }
 
 // Get implements ledger.Store.

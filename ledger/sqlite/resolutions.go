@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"settle/ledger"
 )
@@ -14,7 +15,7 @@ import (
 var _ ledger.ResolutionStore = (*Store)(nil)
 
 const resolutionCols = `resolution_id, tenant_id, operation_id, fence_token, to_state, remote_ref, reason,
-	proposed_by, proposed_at, decided_by, decided_at, decision, decision_why`
+	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why`
 
 func scanResolution(row scanner) (ledger.Resolution, error) {
 	var (
@@ -24,104 +25,117 @@ func scanResolution(row scanner) (ledger.Resolution, error) {
 		decidedAt sql.NullInt64
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &r.OperationID, &r.Fence, &to, &r.RemoteRef, &r.Reason,
-		&r.ProposedBy, &proposed, &r.DecidedBy, &decidedAt, &r.Decision, &r.DecisionWhy)
+		&r.ProposedBy, &r.ProposedByName, &proposed, &r.DecidedBy, &r.DecidedByName, &decidedAt,
+		&r.Decision, &r.DecisionWhy)
 	r.To, r.ProposedAt, r.DecidedAt = ledger.State(to), fromMicros(proposed), fromNull(decidedAt)
 	return r, err
 }
 
-// Propose implements ledger.ResolutionStore.
-func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	op, err := s.Get(ctx, r.Tenant, r.OperationID)
-	if err != nil {
-		return r, err
-	}
-	if err := ledger.ValidateProposal(op, r); err != nil {
-		return r, err
-	}
-	got, err := scanResolution(s.w.QueryRowContext(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
-		fence_token, to_state, remote_ref, reason, proposed_by, proposed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+resolutionCols,
-		op.Tenant, op.ID, op.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, micros(s.clock())))
+// resolutionTx is ledger.ResolutionTx over one IMMEDIATE transaction: the
+// SQL of proposals and decisions, and nothing else (the rules are in
+// ledger). The writer's transaction already excludes other deciders.
+type resolutionTx struct{ tx *sql.Tx }
+
+var _ ledger.ResolutionTx = resolutionTx{}
+
+func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.Operation, error) {
+	return get(ctx, t.tx, tenant, id)
+}
+
+func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
+	got, err := scanResolution(t.tx.QueryRowContext(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
+		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+resolutionCols,
+		r.Tenant, r.OperationID, r.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, r.ProposedByName,
+		micros(r.ProposedAt)))
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return r, ledger.Errorf(ledger.EConflict, "this operation already has an open proposal; approve or reject it first")
 	}
+	return got, err
+}
+
+func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, error) {
+	r, err := scanResolution(t.tx.QueryRowContext(ctx, `SELECT `+resolutionCols+` FROM resolutions
+		WHERE tenant_id = ? AND resolution_id = ? AND decided_at IS NULL`, tenant, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
+	}
+	return r, err
+}
+
+// ApplyIfUnchanged writes the transition with one conditional statement,
+// then its event and its callback.
+func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
+	evidence, err := json.Marshal(o.Evidence)
+	if err != nil {
+		return ledger.Operation{}, false, err
+	}
+	ops, err := collect(t.tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
+		remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
+		next_reconcile_at = NULL, reason = ?, updated_at = ?
+		WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
+		RETURNING `+cols, string(o.To), o.RemoteRef, o.Reason, micros(at), o.Tenant, o.OperationID,
+		string(o.From), o.Fence))
+	if err != nil || len(ops) == 0 {
+		return ledger.Operation{}, false, err
+	}
+	evs := []event{{op: ops[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence}}
+	if err := appendEvents(ctx, t.tx, evs); err != nil {
+		return ledger.Operation{}, false, err
+	}
+	if err := enqueueCallbacks(ctx, t.tx, evs); err != nil {
+		return ledger.Operation{}, false, err
+	}
+	return ops[0], true, nil
+}
+
+func (t resolutionTx) Decide(ctx context.Context, r ledger.Resolution) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE resolutions SET decided_by = ?, decided_by_name = ?, decided_at = ?,
+		decision = ?, decision_why = ? WHERE resolution_id = ?`,
+		r.DecidedBy, r.DecidedByName, microsPtr(r.DecidedAt), r.Decision, r.DecisionWhy, r.ID)
+	return err
+}
+
+func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
+	return recordAction(ctx, t.tx, a)
+}
+
+// Propose implements ledger.ResolutionStore with ledger.ProposeIn.
+func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
+	var got ledger.Resolution
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		got, err = ledger.ProposeIn(ctx, resolutionTx{tx}, r, s.clock())
+		return err
+	})
 	if err != nil {
 		return r, fmt.Errorf("propose: %w", err)
 	}
 	return got, nil
 }
 
-// Approve implements ledger.ResolutionStore in one IMMEDIATE transaction.
-func (s *Store) Approve(ctx context.Context, tenant string, id int64, approver string) (ledger.Operation, error) {
-	if approver == "" {
-		return ledger.Operation{}, ledger.Errorf(ledger.EInvalid, "an approval needs who approves")
-	}
-	now := s.clock()
-	var ops []ledger.Operation
+// Approve implements ledger.ResolutionStore with ledger.ApproveIn, in one
+// IMMEDIATE transaction.
+func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Operation, error) {
+	var a ledger.Approval
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := scanResolution(tx.QueryRowContext(ctx, `SELECT `+resolutionCols+` FROM resolutions
-			WHERE tenant_id = ? AND resolution_id = ? AND decided_at IS NULL`, tenant, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
-		}
-		if err != nil {
-			return err
-		}
-		if r.ProposedBy == approver {
-			return ledger.Errorf(ledger.EForbidden, "nobody approves their own proposal")
-		}
-		o := ledger.ApprovalOutcome(r, approver)
-		evidence, _ := json.Marshal(o.Evidence)
-		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
-			remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
-			next_reconcile_at = NULL, reason = ?, updated_at = ?
-			WHERE tenant_id = ? AND operation_id = ? AND state = 'ESCALATED' AND fence_token = ?
-			RETURNING `+cols, string(o.To), o.RemoteRef, o.Reason, micros(now), tenant, r.OperationID, r.Fence))
-		if err != nil {
-			return err
-		}
-		decision, why := ledger.DecisionApproved, ""
-		if len(ops) == 0 {
-			decision, why = ledger.DecisionStale, "the operation changed after the proposal"
-		} else {
-			evs := []event{{op: ops[0], from: ledger.Escalated, actor: o.Actor, reason: o.Reason, evidence: evidence}}
-			if err := appendEvents(ctx, tx, evs); err != nil {
-				return err
-			}
-			if err := enqueueCallbacks(ctx, tx, evs); err != nil {
-				return err
-			}
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE resolutions SET decided_by = ?, decided_at = ?, decision = ?,
-			decision_why = ? WHERE resolution_id = ?`, approver, micros(now), decision, why, id)
+		var err error
+		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, s.clock())
 		return err
 	})
-	var le *ledger.Error
-	if errors.As(err, &le) {
-		return ledger.Operation{}, err
-	}
 	if err != nil {
 		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
 	}
-	if len(ops) == 0 {
-		return ledger.Operation{}, ledger.Errorf(ledger.EStaleFence, "the operation changed after the proposal; propose again")
-	}
-	return ops[0], nil
+	return a.Operation, a.Err()
 }
 
-// Reject implements ledger.ResolutionStore.
-func (s *Store) Reject(ctx context.Context, tenant string, id int64, by, why string) error {
-	if by == "" || why == "" {
-		return ledger.Errorf(ledger.EInvalid, "a rejection needs who rejects and why")
-	}
-	res, err := s.w.ExecContext(ctx, `UPDATE resolutions SET decided_by = ?, decided_at = ?,
-		decision = 'rejected', decision_why = ?
-		WHERE tenant_id = ? AND resolution_id = ? AND decided_at IS NULL`, by, micros(s.clock()), why, tenant, id)
+// Reject implements ledger.ResolutionStore with ledger.RejectIn.
+func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return ledger.RejectIn(ctx, resolutionTx{tx}, tenant, id, why, s.clock())
+	})
 	if err != nil {
 		return fmt.Errorf("reject: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
 	}
 	return nil
 }

@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"time"
 
-	"settle/auth"
 	"settle/ledger"
 )
 
-var _ auth.TokenStore = (*Store)(nil)
+var _ ledger.TokenStore = (*Store)(nil)
 
-// CreateToken implements auth.TokenStore.
-func (s *Store) CreateToken(ctx context.Context, t auth.Token) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO api_tokens (token_id, tenant_id, token_hash, created_at)
-		VALUES (?, ?, ?, ?)`, t.ID, t.Tenant, t.Hash, micros(t.CreatedAt))
+// CreateToken implements ledger.TokenStore.
+func (s *Store) CreateToken(ctx context.Context, t ledger.Token) error {
+	err := s.withAction(ctx, ledger.ActionTokenCreate, t.Tenant, t.ID, func(tx *sql.Tx, _ *ledger.Action) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (token_id, tenant_id, token_hash, created_at)
+			VALUES (?, ?, ?, ?)`, t.ID, t.Tenant, t.Hash, micros(t.CreatedAt))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create token: %w", err)
 	}
@@ -25,9 +27,9 @@ func (s *Store) CreateToken(ctx context.Context, t auth.Token) error {
 
 const tokenCols = `token_id, tenant_id, token_hash, created_at, revoked_at`
 
-func scanToken(row scanner) (auth.Token, error) {
+func scanToken(row scanner) (ledger.Token, error) {
 	var (
-		t       auth.Token
+		t       ledger.Token
 		created int64
 		revoked sql.NullInt64
 	)
@@ -36,8 +38,8 @@ func scanToken(row scanner) (auth.Token, error) {
 	return t, err
 }
 
-// TokenByHash implements auth.TokenStore.
-func (s *Store) TokenByHash(ctx context.Context, hash []byte) (auth.Token, error) {
+// TokenByHash implements ledger.TokenStore.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (ledger.Token, error) {
 	t, err := scanToken(s.r.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE token_hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, ledger.Errorf(ledger.ENotFound, "token not found")
@@ -48,14 +50,15 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (auth.Token, error
 	return t, nil
 }
 
-// ListTokens implements auth.TokenStore.
-func (s *Store) ListTokens(ctx context.Context) ([]auth.Token, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at DESC, token_id`)
+// ListTokens implements ledger.TokenStore.
+func (s *Store) ListTokens(ctx context.Context, tenant string) ([]ledger.Token, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE tenant_id = ?
+		ORDER BY created_at DESC, token_id`, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
 	defer rows.Close()
-	var ts []auth.Token
+	var ts []ledger.Token
 	for rows.Next() {
 		t, err := scanToken(rows)
 		if err != nil {
@@ -66,15 +69,21 @@ func (s *Store) ListTokens(ctx context.Context) ([]auth.Token, error) {
 	return ts, rows.Err()
 }
 
-// RevokeToken implements auth.TokenStore.
-func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, ?)
-		WHERE token_id = ?`, micros(at), id)
+// RevokeToken implements ledger.TokenStore.
+func (s *Store) RevokeToken(ctx context.Context, tenant, id string, at time.Time) error {
+	err := s.withAction(ctx, ledger.ActionTokenRevoke, tenant, id, func(tx *sql.Tx, _ *ledger.Action) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, ?)
+			WHERE tenant_id = ? AND token_id = ?`, micros(at), tenant, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ledger.Errorf(ledger.ENotFound, "token not found")
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("revoke token: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ledger.Errorf(ledger.ENotFound, "token not found")
 	}
 	return nil
 }

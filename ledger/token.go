@@ -1,7 +1,4 @@
-// Package auth holds settle's identities: API tokens for client services
-// (each scoped to one tenant, stored only as a hash) and, later, console
-// sign-in, sessions and roles.
-package auth
+package ledger
 
 import (
 	"context"
@@ -11,15 +8,16 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
-
-	"settle/ledger"
 )
 
 // tokenPrefix marks settle API tokens so that secret scanners and people
 // can recognise one.
 const tokenPrefix = "stl_"
 
-// Token is a stored API token. The secret itself is never stored.
+// Token is a client service's API token, scoped to one tenant and stored
+// only as a hash. Tokens are ledger data, beside the operations they give
+// access to, so that the stores need nothing from the console's identity
+// code (OIDC, sessions, roles). The secret itself is never stored.
 type Token struct {
 	ID        string // public id, e.g. "tok_1a2b3c4d5e6f"
 	Tenant    string
@@ -29,25 +27,29 @@ type Token struct {
 }
 
 // TokenStore persists API tokens. Implemented by the PostgreSQL and SQLite
-// stores.
+// stores. Creating and revoking are human actions: they take the Actor
+// from ctx (EInvalid without one, nothing written) and record an Action in
+// the same transaction.
 type TokenStore interface {
-	// CreateToken stores a new token.
+	// CreateToken stores a new token and records the token.create action.
 	CreateToken(ctx context.Context, t Token) error
 	// TokenByHash returns the token with that hash, revoked or not, or
-	// ledger.ENotFound.
+	// ENotFound. It is not tenant-scoped: authentication learns the tenant
+	// from the token.
 	TokenByHash(ctx context.Context, hash []byte) (Token, error)
-	// ListTokens returns every token, newest first.
-	ListTokens(ctx context.Context) ([]Token, error)
-	// RevokeToken marks the token revoked at t; ledger.ENotFound if there is
-	// no such token. Revoking twice keeps the first time.
-	RevokeToken(ctx context.Context, id string, t time.Time) error
+	// ListTokens returns the tenant's tokens, newest first.
+	ListTokens(ctx context.Context, tenant string) ([]Token, error)
+	// RevokeToken marks the tenant's token revoked at t and records the
+	// token.revoke action; ENotFound if the tenant has no such token (another
+	// tenant's token included). Revoking twice keeps the first time.
+	RevokeToken(ctx context.Context, tenant, id string, t time.Time) error
 }
 
 // NewToken creates a token for tenant: it returns the secret to show once
 // and the record to store.
 func NewToken(tenant string, now time.Time) (secret string, t Token, err error) {
-	if !ledger.ValidTenant(tenant) {
-		return "", Token{}, ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	if !ValidTenant(tenant) {
+		return "", Token{}, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
 	var id [6]byte
 	var key [32]byte
@@ -74,21 +76,22 @@ func HashToken(secret string) []byte {
 	return sum[:]
 }
 
-// Authenticate returns the tenant of a bearer token, or ledger.EUnauthorized
-// style errors: the caller maps any error to 401 without detail.
+// Authenticate returns the token of a bearer secret, or EUnauthorized for a
+// malformed, unknown or revoked one (the caller answers 401 without
+// detail). Any other error is the store's: an outage is not a revocation.
 func Authenticate(ctx context.Context, s TokenStore, secret string) (Token, error) {
 	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) != len(tokenPrefix)+43 {
-		return Token{}, ledger.Errorf(ledger.EUnauthorized, "malformed API token")
+		return Token{}, Errorf(EUnauthorized, "malformed API token")
 	}
 	t, err := s.TokenByHash(ctx, HashToken(secret))
-	if ledger.ErrorCode(err) == ledger.ENotFound {
-		return Token{}, ledger.Errorf(ledger.EUnauthorized, "unknown API token")
+	if ErrorCode(err) == ENotFound {
+		return Token{}, Errorf(EUnauthorized, "unknown API token")
 	}
 	if err != nil {
 		return Token{}, err
 	}
 	if t.RevokedAt != nil {
-		return Token{}, ledger.Errorf(ledger.EUnauthorized, "revoked API token")
+		return Token{}, Errorf(EUnauthorized, "revoked API token")
 	}
 	return t, nil
 }

@@ -1,4 +1,4 @@
-package auth_test
+package ledger_test
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
@@ -26,7 +25,7 @@ var (
 func TestNewToken(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.FixedZone("CET", 3600))
-	secret, tok, err := auth.NewToken("acme", now)
+	secret, tok, err := ledger.NewToken("acme", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +65,7 @@ func TestNewToken_Entropy(t *testing.T) {
 	secrets, ids := map[string]bool{}, map[string]bool{}
 	ones := 0
 	for range n {
-		secret, tok, err := auth.NewToken("acme", time.Now())
+		secret, tok, err := ledger.NewToken("acme", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +99,7 @@ func TestNewToken_InvalidTenant(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			secret, tok, err := auth.NewToken(tenant, time.Now())
+			secret, tok, err := ledger.NewToken(tenant, time.Now())
 			if ledger.ErrorCode(err) != ledger.EInvalid {
 				t.Fatalf("error %v, want %s", err, ledger.EInvalid)
 			}
@@ -114,7 +113,7 @@ func TestNewToken_InvalidTenant(t *testing.T) {
 	} {
 		t.Run("Valid"+name, func(t *testing.T) {
 			t.Parallel()
-			if _, _, err := auth.NewToken(tenant, time.Now()); err != nil {
+			if _, _, err := ledger.NewToken(tenant, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -127,47 +126,47 @@ func TestHashToken(t *testing.T) {
 		{"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
 		{"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
 	} {
-		if got := hex.EncodeToString(auth.HashToken(c.in)); got != c.want {
+		if got := hex.EncodeToString(ledger.HashToken(c.in)); got != c.want {
 			t.Fatalf("HashToken(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
-	a, b := auth.HashToken("stl_a"), auth.HashToken("stl_b")
-	if len(a) != sha256.Size || bytes.Equal(a, b) || !bytes.Equal(a, auth.HashToken("stl_a")) {
+	a, b := ledger.HashToken("stl_a"), ledger.HashToken("stl_b")
+	if len(a) != sha256.Size || bytes.Equal(a, b) || !bytes.Equal(a, ledger.HashToken("stl_a")) {
 		t.Fatal("HashToken must be a deterministic 32-byte digest that separates inputs")
 	}
 }
 
-// tokenStore is what both ledger adapters implement for auth.
+// tokenStore is what both ledger adapters implement.
 type tokenStore interface {
 	ledger.Store
-	auth.TokenStore
+	ledger.TokenStore
 }
 
 // fixture is a real store holding one valid and one revoked token.
 type fixture struct {
 	store            tokenStore
 	valid, revoked   string
-	validTok, revTok auth.Token
+	validTok, revTok ledger.Token
 }
 
 func setup(t *testing.T, h ledgertest.Harness) fixture {
 	t.Helper()
 	s := h.New(t, time.Now).(tokenStore)
-	ctx := context.Background()
+	ctx := ledger.NewContextWithActor(context.Background(), ledger.Actor{Subject: "cli:test", Name: "test", Role: "admin"})
 	f := fixture{store: s}
 	var err error
-	if f.valid, f.validTok, err = auth.NewToken("acme", time.Now()); err != nil {
+	if f.valid, f.validTok, err = ledger.NewToken("acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if f.revoked, f.revTok, err = auth.NewToken("acme", time.Now()); err != nil {
+	if f.revoked, f.revTok, err = ledger.NewToken("acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	for _, tok := range []auth.Token{f.validTok, f.revTok} {
+	for _, tok := range []ledger.Token{f.validTok, f.revTok} {
 		if err := s.CreateToken(ctx, tok); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.RevokeToken(ctx, f.revTok.ID, time.Now()); err != nil {
+	if err := s.RevokeToken(ctx, "acme", f.revTok.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -180,12 +179,12 @@ func TestAuthenticate(t *testing.T) {
 		f := setup(t, h)
 		ctx := context.Background()
 
-		got, err := auth.Authenticate(ctx, f.store, f.valid)
+		got, err := ledger.Authenticate(ctx, f.store, f.valid)
 		if err != nil || got.ID != f.validTok.ID || got.Tenant != "acme" || !bytes.Equal(got.Hash, f.validTok.Hash) {
 			t.Fatalf("valid token: %+v, %v", got, err)
 		}
 
-		unknown, _, _ := auth.NewToken("acme", time.Now()) // well-formed, never stored
+		unknown, _, _ := ledger.NewToken("acme", time.Now()) // well-formed, never stored
 		body := strings.TrimPrefix(f.valid, "stl_")
 		for name, secret := range map[string]string{
 			"Empty":         "",
@@ -210,7 +209,7 @@ func TestAuthenticate(t *testing.T) {
 				if secret == f.valid {
 					t.Skip("the mutation left the valid token unchanged")
 				}
-				tok, err := auth.Authenticate(ctx, f.store, secret)
+				tok, err := ledger.Authenticate(ctx, f.store, secret)
 				if ledger.ErrorCode(err) != ledger.EUnauthorized {
 					t.Fatalf("error %v, want %s", err, ledger.EUnauthorized)
 				}
@@ -224,7 +223,7 @@ func TestAuthenticate(t *testing.T) {
 		// internal (500), never unauthorized (401), so an outage cannot be
 		// mistaken for a revocation.
 		f.store.Close()
-		if _, err := auth.Authenticate(ctx, f.store, f.valid); err == nil || ledger.ErrorCode(err) == ledger.EUnauthorized {
+		if _, err := ledger.Authenticate(ctx, f.store, f.valid); err == nil || ledger.ErrorCode(err) == ledger.EUnauthorized {
 			t.Fatalf("closed store: %v, want an internal error", err)
 		}
 	})
@@ -238,26 +237,26 @@ func TestTokenStore(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
 		t.Parallel()
 		f := setup(t, h)
-		ctx := context.Background()
+		ctx := ledger.NewContextWithActor(context.Background(), ledger.Actor{Subject: "cli:test", Name: "test", Role: "admin"})
 		rev, err := f.store.TokenByHash(ctx, f.revTok.Hash)
 		if err != nil || rev.ID != f.revTok.ID || rev.RevokedAt == nil {
 			t.Fatalf("revoked token by hash: %+v, %v", rev, err)
 		}
 		first := *rev.RevokedAt
-		if err := f.store.RevokeToken(ctx, f.revTok.ID, first.Add(time.Hour)); err != nil {
+		if err := f.store.RevokeToken(ctx, "acme", f.revTok.ID, first.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		again, _ := f.store.TokenByHash(ctx, f.revTok.Hash)
 		if again.RevokedAt == nil || !again.RevokedAt.Equal(first) {
 			t.Fatalf("second revocation moved the time: %v, want %v", again.RevokedAt, first)
 		}
-		if _, err := f.store.TokenByHash(ctx, auth.HashToken("stl_nothing")); ledger.ErrorCode(err) != ledger.ENotFound {
+		if _, err := f.store.TokenByHash(ctx, ledger.HashToken("stl_nothing")); ledger.ErrorCode(err) != ledger.ENotFound {
 			t.Fatalf("unknown hash: %v, want %s", err, ledger.ENotFound)
 		}
-		if err := f.store.RevokeToken(ctx, "tok_000000000000", time.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
+		if err := f.store.RevokeToken(ctx, "acme", "tok_000000000000", time.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
 			t.Fatalf("revoke unknown: %v, want %s", err, ledger.ENotFound)
 		}
-		list, err := f.store.ListTokens(ctx)
+		list, err := f.store.ListTokens(ctx, "acme")
 		if err != nil || len(list) != 2 {
 			t.Fatalf("list: %d tokens, %v", len(list), err)
 		}

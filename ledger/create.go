@@ -1,0 +1,68 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// CreateTx is what a store does inside one creation: SQL only. The rule of
+// one business intent, one operation (CreateIn) is shared by every store.
+type CreateTx interface {
+	// InsertIfNew inserts op, PREPARED, with its creation event, unless
+	// its intent (tenant, type, intent reference) exists: inserted is then
+	// false and nothing is written.
+	InsertIfNew(ctx context.Context, op Operation) (got Operation, inserted bool, err error)
+	// ByIntent returns the operation of an existing intent. It must see
+	// one committed by a concurrent creator after the insert's snapshot.
+	ByIntent(ctx context.Context, tenant, opType, intentRef string) (Operation, error)
+	// RecordConflict records that a creation of existing's intent carried
+	// another payload (its hash: rejected) or target, at at.
+	RecordConflict(ctx context.Context, existing Operation, rejected []byte, at time.Time) error
+}
+
+// Creation is what CreateIn decided. A refused creation is still committed:
+// the payload conflict it records is the evidence managers count.
+type Creation struct {
+	Operation Operation
+	Created   bool  // false: the intent existed
+	Refused   error // EPayloadConflict, recorded (or EInvalid: the payload cannot be bound)
+}
+
+// Result is the store's answer for a committed creation.
+func (c Creation) Result() (Operation, bool, error) {
+	if c.Refused != nil {
+		return Operation{}, false, c.Refused
+	}
+	return c.Operation, c.Created, nil
+}
+
+// CreateIn creates op, which is Prepare(n, …) (a store prepares before it
+// opens a transaction, so that an invalid request costs none), or decides
+// what a repeated creation of an existing intent means (CheckSameIntent):
+// the same target and payload return the existing operation, created=false;
+// anything else is refused with EPayloadConflict and recorded, never sent.
+// An error means: roll back; a refused Creation means: commit, then answer
+// Creation.Result.
+func CreateIn(ctx context.Context, tx CreateTx, n NewOperation, op Operation) (Creation, error) {
+	got, inserted, err := tx.InsertIfNew(ctx, op)
+	if err != nil {
+		return Creation{}, err
+	}
+	if inserted {
+		return Creation{Operation: got, Created: true}, nil
+	}
+	existing, err := tx.ByIntent(ctx, op.Tenant, op.Type, op.IntentRef)
+	if err != nil {
+		return Creation{}, err
+	}
+	rejected, conflict := CheckSameIntent(existing, n)
+	if ErrorCode(conflict) == EPayloadConflict {
+		if err := tx.RecordConflict(ctx, existing, rejected, op.CreatedAt); err != nil {
+			return Creation{}, err
+		}
+	}
+	if conflict != nil {
+		return Creation{Refused: conflict}, nil
+	}
+	return Creation{Operation: existing}, nil
+}

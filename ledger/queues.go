@@ -1,0 +1,80 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// OperationLister lists a tenant's operations (Store.List).
+type OperationLister interface {
+	List(ctx context.Context, f ListFilter) (Page, error)
+}
+
+// ResolutionLister lists a tenant's manual-resolution proposals
+// (ResolutionStore.Resolutions).
+type ResolutionLister interface {
+	Resolutions(ctx context.Context, tenant string, open bool) ([]Resolution, error)
+}
+
+// EscalationQueue is what an integration owner works: a tenant's ESCALATED
+// operations and the proposals to resolve them.
+type EscalationQueue struct {
+	Operations []Operation  // ESCALATED now, newest first, at most MaxListLimit
+	Proposals  []Resolution // newest first; only open ones unless asked for all
+}
+
+// Escalations reads the tenant's escalation queue; all includes decided
+// proposals. The CLI and the console show the same queue.
+func Escalations(ctx context.Context, ops OperationLister, rs ResolutionLister, tenant string, all bool) (EscalationQueue, error) {
+	page, err := ops.List(ctx, ListFilter{Tenant: tenant, State: Escalated, Limit: MaxListLimit})
+	if err != nil {
+		return EscalationQueue{}, err
+	}
+	proposals, err := rs.Resolutions(ctx, tenant, !all)
+	if err != nil {
+		return EscalationQueue{}, err
+	}
+	return EscalationQueue{Operations: page.Operations, Proposals: proposals}, nil
+}
+
+// FigureSource is what Figures reads: the transitions, the refused payload
+// conflicts, the audit's findings and the ESCALATED operations.
+type FigureSource interface {
+	FigureStore
+	OperationLister
+	PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error)
+	CountFindings(ctx context.Context, tenant string, kind FindingKind, since time.Time) (int, error)
+}
+
+// Figures assembles a tenant's manager figures since the given time: the
+// per-target figures of its transitions (ComputeFigures), its payload
+// conflicts and duplicates found by audit, and its open escalations with
+// the oldest one, counted over every page.
+func Figures(ctx context.Context, s FigureSource, tenant string, since time.Time) (TenantFigures, error) {
+	ts, err := s.Transitions(ctx, tenant, since)
+	if err != nil {
+		return TenantFigures{}, err
+	}
+	f := ComputeFigures(tenant, since, ts)
+	if f.PayloadConflicts, err = s.PayloadConflicts(ctx, tenant, since); err != nil {
+		return f, err
+	}
+	if f.Duplicates, err = s.CountFindings(ctx, tenant, FindingDuplicate, since); err != nil {
+		return f, err
+	}
+	for cursor := ""; ; {
+		page, err := s.List(ctx, ListFilter{Tenant: tenant, State: Escalated, Limit: MaxListLimit, Cursor: cursor})
+		if err != nil {
+			return f, err
+		}
+		for _, op := range page.Operations {
+			f.OpenEscalations++
+			if at := op.UpdatedAt; f.OldestEscalation == nil || at.Before(*f.OldestEscalation) {
+				f.OldestEscalation = &at
+			}
+		}
+		if cursor = page.Next; cursor == "" {
+			return f, nil
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// ResolutionTx is what a store does inside the one transaction of a
+// proposal, approval or rejection: SQL only. The rules that decide what
+// happens (who may act, the two-person rule, approve-if-unchanged) are
+// ProposeIn, ApproveIn and RejectIn, shared by every store.
+type ResolutionTx interface {
+	// Operation returns the tenant's operation, or ENotFound.
+	Operation(ctx context.Context, tenant, id string) (Operation, error)
+	// InsertProposal stores r as an open proposal and returns it with its
+	// id; EConflict when the operation already has an open proposal.
+	InsertProposal(ctx context.Context, r Resolution) (Resolution, error)
+	// LockOpenProposal returns the tenant's open proposal id, held against
+	// other deciders until the transaction ends; ENotFound when the tenant
+	// has no such open proposal.
+	LockOpenProposal(ctx context.Context, tenant string, id int64) (Resolution, error)
+	// ApplyIfUnchanged applies o, with its event and the tenant's callback,
+	// only if the operation is still in o.From at fence o.Fence; ok is
+	// false, and nothing written, when it is not.
+	ApplyIfUnchanged(ctx context.Context, o Outcome, at time.Time) (op Operation, ok bool, err error)
+	// Decide records r's decision: DecidedBy, DecidedByName, DecidedAt,
+	// Decision and DecisionWhy.
+	Decide(ctx context.Context, r Resolution) error
+	// RecordAction appends a to the record of human actions.
+	RecordAction(ctx context.Context, a Action) error
+}
+
+// ProposeIn records, in tx, a proposal by the context's actor: the
+// operation must be the tenant's and ESCALATED, the proposal valid.
+func ProposeIn(ctx context.Context, tx ResolutionTx, r Resolution, now time.Time) (Resolution, error) {
+	actor, err := ActorOf(ctx)
+	if err != nil {
+		return r, err
+	}
+	op, err := tx.Operation(ctx, r.Tenant, r.OperationID)
+	if err != nil {
+		return r, err
+	}
+	r.Tenant, r.OperationID, r.Fence = op.Tenant, op.ID, op.Fence
+	r.ProposedBy, r.ProposedByName, r.ProposedAt = actor.Subject, actor.Name, now.UTC()
+	r.DecidedBy, r.DecidedByName, r.DecidedAt, r.Decision, r.DecisionWhy = "", "", nil, "", ""
+	if err := ValidateProposal(op, r); err != nil {
+		return r, err
+	}
+	got, err := tx.InsertProposal(ctx, r)
+	if err != nil {
+		return r, err
+	}
+	a, err := NewAction(ctx, ActionPropose, got.Tenant, formatID(got.ID), got.OperationID, got.Reason, now)
+	if err != nil {
+		return r, err
+	}
+	return got, tx.RecordAction(ctx, a)
+}
+
+// Approval is what ApproveIn decided. A stale approval is still committed:
+// the proposal is closed as stale, so that nobody approves it again.
+type Approval struct {
+	Operation Operation // the resolved operation, when approved
+	Stale     bool      // the operation changed after the proposal
+}
+
+// Err is the caller's answer for a committed approval: nil, or EStaleFence
+// for a stale one.
+func (a Approval) Err() error {
+	if a.Stale {
+		return Errorf(EStaleFence, "the operation changed after the proposal; propose again")
+	}
+	return nil
+}
+
+// ApproveIn decides, in tx, an approval of the tenant's open proposal id by
+// the context's actor. The two-person rule compares stable subjects: the
+// proposer under another display name is still the proposer (EForbidden),
+// two people who share a name are two people. The proposal is applied only
+// if the operation is unchanged since it was proposed (still ESCALATED at
+// the same fence); otherwise it is closed as stale. Any error means: roll
+// back; a stale Approval means: commit, then answer Approval.Err.
+func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, now time.Time) (Approval, error) {
+	actor, err := ActorOf(ctx)
+	if err != nil {
+		return Approval{}, err
+	}
+	r, err := tx.LockOpenProposal(ctx, tenant, id)
+	if err != nil {
+		return Approval{}, err
+	}
+	if r.ProposedBy == actor.Subject {
+		return Approval{}, Errorf(EForbidden, "nobody approves their own proposal")
+	}
+	op, ok, err := tx.ApplyIfUnchanged(ctx, ApprovalOutcome(r, actor), now)
+	if err != nil {
+		return Approval{}, err
+	}
+	r.Decision, r.DecisionWhy = DecisionApproved, ""
+	reason := "approved"
+	if !ok {
+		r.Decision, r.DecisionWhy = DecisionStale, "the operation changed after the proposal"
+		reason = "stale: " + r.DecisionWhy
+	}
+	at := now.UTC()
+	r.DecidedBy, r.DecidedByName, r.DecidedAt = actor.Subject, actor.Name, &at
+	if err := tx.Decide(ctx, r); err != nil {
+		return Approval{}, err
+	}
+	a, err := NewAction(ctx, ActionApprove, r.Tenant, formatID(r.ID), r.OperationID, reason, now)
+	if err != nil {
+		return Approval{}, err
+	}
+	if err := tx.RecordAction(ctx, a); err != nil {
+		return Approval{}, err
+	}
+	return Approval{Operation: op, Stale: !ok}, nil
+}
+
+// RejectIn closes, in tx, the tenant's open proposal id as rejected by the
+// context's actor, for why. The proposer may withdraw their own proposal
+// this way: a rejection changes no operation.
+func RejectIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, why string, now time.Time) error {
+	actor, err := ActorOf(ctx)
+	if err != nil {
+		return err
+	}
+	if why == "" || len(why) > 500 {
+		return Errorf(EInvalid, "a rejection needs its reason (at most 500 characters)")
+	}
+	r, err := tx.LockOpenProposal(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	at := now.UTC()
+	r.DecidedBy, r.DecidedByName, r.DecidedAt = actor.Subject, actor.Name, &at
+	r.Decision, r.DecisionWhy = DecisionRejected, why
+	if err := tx.Decide(ctx, r); err != nil {
+		return err
+	}
+	a, err := NewAction(ctx, ActionReject, r.Tenant, formatID(r.ID), r.OperationID, why, now)
+	if err != nil {
+		return err
+	}
+	return tx.RecordAction(ctx, a)
+}
