@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,11 @@ type ConsoleRoute struct {
 // consoleTable is the console's one route table. A route without a
 // permission is refused at start-up, and the authorization matrix test
 // fails for a route it has no case for.
-var consoleTable = []ConsoleRoute{
+var consoleTable = slices.Concat(coreRoutes, escalationRoutes, inboxRoutes, figureRoutes, adminRoutes)
+
+// coreRoutes are the support pages and the static files; each feature's
+// routes are in the file of its handlers.
+var coreRoutes = []ConsoleRoute{
 	{Method: http.MethodGet, Path: "/", Permission: auth.ViewOperations, handle: (*server).consoleHome},
 	{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: (*server).operationsPage},
 	{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
@@ -130,6 +135,15 @@ func (s *server) render(c echo.Context, status int, comp templ.Component) error 
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
+// navigation lists the console's sections in the order the header shows
+// them; a person sees the ones their roles permit.
+var navigation = []struct {
+	key, label, href string
+	permission       auth.Permission
+}{
+	{"operations", "Operations", "/operations", auth.ViewOperations},
+}
+
 // layout is what every page shares; current names the nav entry shown as
 // the current page.
 func (s *server) layout(c echo.Context, title, current string) views.Layout {
@@ -139,8 +153,10 @@ func (s *server) layout(c echo.Context, title, current string) views.Layout {
 		return l
 	}
 	l.User = &views.User{Name: displayName(p), Roles: rolesText(p)}
-	if p.Has(auth.ViewOperations) {
-		l.Nav = append(l.Nav, views.Link{Label: "Operations", Href: "/operations", Current: current == "operations"})
+	for _, n := range navigation {
+		if p.Has(n.permission) {
+			l.Nav = append(l.Nav, views.Link{Label: n.label, Href: n.href, Current: current == n.key})
+		}
 	}
 	return l
 }

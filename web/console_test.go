@@ -21,7 +21,21 @@ type matrixCase struct {
 	ok  int
 }
 
-var matrixCases = map[string]matrixCase{
+var matrixCases = mergeCases(coreCases, escalationCases, inboxCases, figureCases, adminCases)
+
+func mergeCases(all ...map[string]matrixCase) map[string]matrixCase {
+	out := map[string]matrixCase{}
+	for _, m := range all {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// coreCases cover the support pages; each feature's cases are in its own
+// test file.
+var coreCases = map[string]matrixCase{
 	"GET /":                       {func(*console, ledger.Operation) string { return "/" }, http.StatusSeeOther},
 	"GET /operations":             {func(*console, ledger.Operation) string { return "/operations" }, http.StatusOK},
 	"GET /operations/:tenant/:id": {func(c *console, op ledger.Operation) string { return c.opPath(op) }, http.StatusOK},
