@@ -142,6 +142,8 @@ var navigation = []struct {
 	permission       auth.Permission
 }{
 	{"operations", "Operations", "/operations", auth.ViewOperations},
+	{"targets", "Targets", "/targets", auth.ViewOperations},
+	{"admin", "Admin", "/admin", auth.ManageTokens},
 }
 
 // layout is what every page shares; current names the nav entry shown as

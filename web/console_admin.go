@@ -1,4 +1,265 @@
 package web
 
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/views"
+)
+
 // adminRoutes are the console's pages for targets, API tokens and callbacks (admins).
-var adminRoutes = []ConsoleRoute{}
+var adminRoutes = []ConsoleRoute{
+	{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: (*server).targetsPage},
+	{Method: http.MethodGet, Path: "/targets/:name", Permission: auth.ViewOperations, handle: (*server).targetPage},
+	{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: (*server).adminPage},
+	{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
+		handle: (*server).adminTenantPage},
+	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
+		handle: (*server).createToken},
+	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
+		handle: (*server).revokeToken},
+	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
+		handle: (*server).setCallback},
+	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
+		handle: (*server).removeCallback},
+}
+
+// adminPage shows the read-only switch and the tenants the administrator
+// manages. An administrator of every tenant names one (settle keeps no
+// list of tenants): ?tenant= sends them to its page.
+func (s *server) adminPage(c echo.Context) error {
+	p := auth.FromContext(c.Request().Context())
+	all, tenants := p.Tenants(auth.ManageTokens)
+	v := views.AdminPage{AllTenants: all, ReadOnlyText: readOnlyText(s.readOnly)}
+	if t := c.QueryParam("tenant"); t != "" {
+		if ledger.ValidTenant(t) && p.Can(auth.ManageTokens, t, "") {
+			return c.Redirect(http.StatusSeeOther, adminTenantHref(t))
+		}
+		v.Problem = "You cannot manage tenant “" + ledger.PlainText(t, 63) + "”."
+	}
+	for _, t := range tenants {
+		v.Tenants = append(v.Tenants, views.Link{Label: t, Href: adminTenantHref(t)})
+	}
+	v.Layout = s.layout(c, "Admin", "admin")
+	v.ServedIn = servedIn(c)
+	return s.render(c, http.StatusOK, views.Admin(v))
+}
+
+// readOnlyText says what the read-only switch is set to. It is set when
+// the server starts, not here: a console switch would let one stolen
+// session turn the safety off.
+func readOnlyText(on bool) string {
+	if on {
+		return "On: this server refuses every change made in the console. It is set when settle serve starts (--read-only)."
+	}
+	return "Off: changes made in the console are accepted. Start settle serve with --read-only to refuse them all."
+}
+
+func adminTenantHref(tenant string) string { return "/admin/tenants/" + url.PathEscape(tenant) }
+
+// adminTenant is the tenant a per-tenant admin request names, when p may
+// do perm on it; anything else answers like an unknown tenant.
+func adminTenant(c echo.Context, perm auth.Permission) (*auth.Principal, string, error) {
+	p := auth.FromContext(c.Request().Context())
+	t := c.Param("tenant")
+	if !ledger.ValidTenant(t) || !p.Can(perm, t, "") {
+		return p, "", notFound()
+	}
+	return p, t, nil
+}
+
+// asActor returns the request's context carrying p as the actor of a
+// console action on tenant under perm, tied to the response's request id
+// so that the event log and the server's log meet.
+func asActor(c echo.Context, p *auth.Principal, perm auth.Permission, tenant string) context.Context {
+	return ledger.NewContextWithActor(c.Request().Context(), ledger.Actor{
+		Subject: p.Subject, Name: displayName(p), Role: string(p.RoleFor(perm, tenant, "")),
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+	})
+}
+
+func (s *server) adminTenantPage(c echo.Context) error {
+	p, tenant, err := adminTenant(c, auth.ManageTokens)
+	if err != nil {
+		return err
+	}
+	v, err := s.adminTenantView(c, p, tenant)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, views.AdminTenant(v))
+}
+
+// adminTenantView builds one tenant's admin page: tokens (ids only),
+// the callback endpoint (never its secret) and the recent admin actions.
+func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant string) (views.AdminTenantPage, error) {
+	ctx, now := c.Request().Context(), s.now()
+	base := adminTenantHref(tenant)
+	v := views.AdminTenantPage{Tenant: tenant, CreateToken: base + "/tokens", Back: "/admin",
+		Callbacks:   s.callbacks != nil && p.Can(auth.ManageHooks, tenant, ""),
+		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove"}
+	tokens, err := s.tokens.ListTokens(ctx, tenant)
+	if err != nil {
+		return v, err
+	}
+	for _, t := range tokens {
+		row := views.TokenRow{ID: t.ID, Created: timeView(&t.CreatedAt, now, ""),
+			Revoked: timeView(t.RevokedAt, now, "active"), Active: t.RevokedAt == nil}
+		if row.Active {
+			row.Revoke = base + "/tokens/" + url.PathEscape(t.ID) + "/revoke"
+		}
+		v.Tokens = append(v.Tokens, row)
+	}
+	if v.Callbacks {
+		cb, err := s.callbacks.GetCallback(ctx, tenant)
+		switch ledger.ErrorCode(err) {
+		case "":
+			v.Callback = &views.CallbackView{URL: ledger.PlainText(cb.URL, 2048), Updated: timeView(&cb.UpdatedAt, now, "")}
+		case ledger.ENotFound:
+		default:
+			return v, err
+		}
+	}
+	if s.actions != nil {
+		acts, err := s.actions.Actions(ctx, ledger.ActionFilter{Tenant: tenant})
+		if err != nil {
+			return v, err
+		}
+		v.Actions = adminActions(acts, now)
+	}
+	v.Layout = s.layout(c, "Admin · "+tenant, "admin")
+	v.ServedIn = servedIn(c)
+	return v, nil
+}
+
+// adminActionWords names the actions this page shows.
+var adminActionWords = map[ledger.ActionKind]string{
+	ledger.ActionTokenCreate:    "created API token",
+	ledger.ActionTokenRevoke:    "revoked API token",
+	ledger.ActionCallbackSet:    "set the callback endpoint",
+	ledger.ActionCallbackRemove: "removed the callback endpoint",
+}
+
+// maxAdminActions bounds the page's list of recent actions.
+const maxAdminActions = 20
+
+func adminActions(acts []ledger.Action, now time.Time) []views.ActionRow {
+	var rows []views.ActionRow
+	for _, a := range acts {
+		what, ok := adminActionWords[a.Kind]
+		if !ok {
+			continue
+		}
+		who := ledger.PlainText(a.Subject, 300)
+		if a.Name != "" {
+			who = ledger.PlainText(a.Name, 200) + " (" + who + ")"
+		}
+		rows = append(rows, views.ActionRow{When: timeView(&a.At, now, ""), Who: who,
+			Role: ledger.PlainText(a.Role, 40), What: what, Object: ledger.PlainText(a.Object, 100),
+			RequestID: ledger.PlainText(a.RequestID, 200)})
+		if len(rows) == maxAdminActions {
+			break
+		}
+	}
+	return rows
+}
+
+// createToken issues an API token and shows its secret on this response
+// only: it is never stored, never in a URL, and the page is not cached.
+func (s *server) createToken(c echo.Context) error {
+	p, tenant, err := adminTenant(c, auth.ManageTokens)
+	if err != nil {
+		return err
+	}
+	secret, t, err := ledger.NewToken(tenant, s.now())
+	if err != nil {
+		return err
+	}
+	if err := s.tokens.CreateToken(asActor(c, p, auth.ManageTokens, tenant), t); err != nil {
+		return err
+	}
+	s.log.Info("console: token created", "tenant", tenant, "token_id", t.ID,
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	v := views.SecretPage{Heading: "New API token", Tenant: tenant, Label: "API token", ID: t.ID, Secret: secret,
+		Note: "Copy it now: settle keeps only its hash and will never show it again. A client service sends it as “Authorization: Bearer …”.",
+		Back: adminTenantHref(tenant)}
+	v.Layout = s.layout(c, "New API token", "admin")
+	return s.render(c, http.StatusOK, views.Secret(v))
+}
+
+// revokeToken revokes one of the tenant's tokens. Another tenant's token
+// answers like an unknown one.
+func (s *server) revokeToken(c echo.Context) error {
+	p, tenant, err := adminTenant(c, auth.ManageTokens)
+	if err != nil {
+		return err
+	}
+	err = s.tokens.RevokeToken(asActor(c, p, auth.ManageTokens, tenant), tenant, c.Param("id"), s.now())
+	if ledger.ErrorCode(err) == ledger.ENotFound {
+		return notFound()
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, adminTenantHref(tenant))
+}
+
+// setCallback sets the tenant's endpoint with a fresh signing secret,
+// shown on this response only.
+func (s *server) setCallback(c echo.Context) error {
+	p, tenant, err := adminTenant(c, auth.ManageHooks)
+	if err != nil {
+		return err
+	}
+	if s.callbacks == nil {
+		return notFound()
+	}
+	raw := c.FormValue("url")
+	if err := ledger.ValidateCallbackURL(raw); err != nil {
+		v, verr := s.adminTenantView(c, p, tenant)
+		if verr != nil {
+			return verr
+		}
+		v.Problem, v.CallbackURL = ledger.ErrorMessage(err), raw
+		return s.render(c, http.StatusUnprocessableEntity, views.AdminTenant(v))
+	}
+	secret, err := ledger.NewCallbackSecret()
+	if err != nil {
+		return err
+	}
+	if err := s.callbacks.SetCallback(asActor(c, p, auth.ManageHooks, tenant), tenant, raw, []byte(secret), s.now()); err != nil {
+		return err
+	}
+	v := views.SecretPage{Heading: "Callback endpoint set", Tenant: tenant, Label: "Signing secret",
+		ID: ledger.PlainText(raw, 2048), Secret: secret,
+		Note: "Copy it now: it is shown only once. settle signs every notification with it (Settle-Signature: HMAC-SHA256 keyed with this text).",
+		Back: adminTenantHref(tenant)}
+	v.Layout = s.layout(c, "Callback endpoint set", "admin")
+	return s.render(c, http.StatusOK, views.Secret(v))
+}
+
+// removeCallback removes the tenant's endpoint; its undelivered
+// notifications are discarded by the store.
+func (s *server) removeCallback(c echo.Context) error {
+	p, tenant, err := adminTenant(c, auth.ManageHooks)
+	if err != nil {
+		return err
+	}
+	if s.callbacks == nil {
+		return notFound()
+	}
+	err = s.callbacks.RemoveCallback(asActor(c, p, auth.ManageHooks, tenant), tenant)
+	if ledger.ErrorCode(err) == ledger.ENotFound {
+		return notFound()
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, adminTenantHref(tenant))
+}

@@ -72,6 +72,11 @@ type Config struct {
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
 
+	// Callbacks and Actions serve the console's admin pages; nil means
+	// the Store's (or Tokens') own, when it implements them.
+	Callbacks ledger.CallbackStore
+	Actions   ledger.ActionStore
+
 	// The console. SignIn nil means no console at all: only the API,
 	// webhooks and operational endpoints are served.
 	SignIn SignIn
@@ -106,6 +111,8 @@ type server struct {
 	signIn         SignIn // nil: no console
 	browser        ledger.Browser
 	readOnly       bool
+	callbacks      ledger.CallbackStore // nil: no callback admin
+	actions        ledger.ActionStore   // nil: no record shown
 }
 
 // New returns the configured Echo server.
@@ -119,6 +126,8 @@ func New(cfg Config) *echo.Echo {
 	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
 		s.browser = b
 	}
+	s.callbacks = implementation(cfg.Callbacks, cfg.Store, cfg.Tokens)
+	s.actions = implementation(cfg.Actions, cfg.Store, cfg.Tokens)
 	if s.signIn != nil && s.browser == nil {
 		panic("web: the console needs a ledger.Browser (Config.Browser, or a Store that implements it)")
 	}
@@ -182,6 +191,21 @@ func New(cfg Config) *echo.Echo {
 		s.routesConsole(e)
 	}
 	return e
+}
+
+// implementation returns set when it is not nil, else the first of the
+// other stores that implements T: one store usually serves every part.
+func implementation[T comparable](set T, others ...any) T {
+	var zero T
+	if set != zero {
+		return set
+	}
+	for _, o := range others {
+		if t, ok := o.(T); ok {
+			return t
+		}
+	}
+	return zero
 }
 
 // requestLog writes one line per request: method, route pattern (never the
