@@ -96,6 +96,9 @@ func newConsole(t *testing.T, s store, cfg web.Config) *console {
 	b := browsing{s}
 	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn = b, b, s, testSignIn{}
 	cfg.Targets = consoleTargets{testTargets}
+	if cfg.Contracts == nil {
+		cfg.Contracts = testContracts(t)
+	}
 	if !cfg.InsecureCookies {
 		cfg.InsecureCookies = true // httptest serves plain HTTP
 	}
@@ -195,6 +198,21 @@ func (b *browser) get(path string) response { b.c.t.Helper(); return b.do(http.M
 var regexpNext = regexp.MustCompile(`href="([^"]+)" rel="next"`)
 
 var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// csrfCookie is the CSRF token from the cookie a public page sets: it
+// works for anonymous and role-less people too, who have no form to read.
+func (b *browser) csrfCookie() string {
+	b.c.t.Helper()
+	b.get("/login")
+	u, _ := url.Parse(b.c.base)
+	for _, k := range b.client.Jar.Cookies(u) {
+		if k.Name == "settle_csrf" {
+			return k.Value
+		}
+	}
+	b.c.t.Fatal("no CSRF cookie")
+	return ""
+}
 
 // token reads the CSRF token from a page's sign-out form.
 func (b *browser) token() string {

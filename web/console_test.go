@@ -19,6 +19,9 @@ import (
 type matrixCase struct {
 	url func(c *console, op ledger.Operation) string
 	ok  int
+	// form is a minimal valid form for a write (nil for a read); the
+	// matrix adds a valid CSRF token, so the permission alone decides.
+	form func(c *console, op ledger.Operation) url.Values
 }
 
 var matrixCases = mergeCases(coreCases, escalationCases, inboxCases, figureCases, adminCases)
@@ -36,10 +39,10 @@ func mergeCases(all ...map[string]matrixCase) map[string]matrixCase {
 // coreCases cover the support pages; each feature's cases are in its own
 // test file.
 var coreCases = map[string]matrixCase{
-	"GET /":                       {func(*console, ledger.Operation) string { return "/" }, http.StatusSeeOther},
-	"GET /operations":             {func(*console, ledger.Operation) string { return "/operations" }, http.StatusOK},
-	"GET /operations/:tenant/:id": {func(c *console, op ledger.Operation) string { return c.opPath(op) }, http.StatusOK},
-	"GET /static/:name":           {func(*console, ledger.Operation) string { return static.URL("style.css") }, http.StatusOK},
+	"GET /":                       {url: func(*console, ledger.Operation) string { return "/" }, ok: http.StatusSeeOther},
+	"GET /operations":             {url: func(*console, ledger.Operation) string { return "/operations" }, ok: http.StatusOK},
+	"GET /operations/:tenant/:id": {url: func(c *console, op ledger.Operation) string { return c.opPath(op) }, ok: http.StatusOK},
+	"GET /static/:name":           {url: func(*console, ledger.Operation) string { return static.URL("style.css") }, ok: http.StatusOK},
 }
 
 // The authorization matrix: every console route × every role (and
@@ -71,8 +74,11 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					}
 					want := mc.ok
 					p := principals[who]
+					write := r.Method != http.MethodGet
 					switch {
 					case r.Public:
+					case who == "" && write:
+						want = http.StatusUnauthorized
 					case who == "":
 						want = http.StatusSeeOther
 					case len(p.Bindings) == 0, !p.Has(r.Permission):
@@ -82,11 +88,17 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					}
 					name := fmt.Sprintf("%s %s/%s/%s", r.Method, r.Path, or(who, "anonymous"), tenant)
 					t.Run(name, func(t *testing.T) {
-						got := c.as(who).do(r.Method, mc.url(c, op), nil)
+						b := c.as(who)
+						var form url.Values
+						if mc.form != nil {
+							form = mc.form(c, op)
+							form.Set(web.CSRFField, b.csrfCookie())
+						}
+						got := b.do(r.Method, mc.url(c, op), form)
 						if got.status != want {
 							t.Fatalf("%s: status %d, want %d: %.300s", name, got.status, want, got.body)
 						}
-						if who == "" && !r.Public {
+						if who == "" && !r.Public && !write {
 							if loc := got.header.Get("Location"); !strings.HasPrefix(loc, "/login?return=") {
 								t.Fatalf("anonymous sent to %q", loc)
 							}
