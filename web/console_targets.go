@@ -137,7 +137,13 @@ func outcomeMeaning(o target.Outcome) string {
 	return "Not recognised: treated as unknown and reconciled."
 }
 
-func stale(checked, now time.Time) bool { return now.Sub(checked) > staleAfter }
+// stale reports a check more than 180 days old, the days rounded as
+// relative rounds them, so that the flag and the "… days ago" beside it
+// agree.
+func stale(checked, now time.Time) bool {
+	const day = 24 * time.Hour
+	return (now.Sub(checked)+day/2)/day > staleAfter/day
+}
 
 // checkedText says when the documentation was checked, and says plainly
 // when that was too long ago to trust.

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"settle/target"
+)
+
+// Every capability class has its own sentence saying what settle can do
+// when an answer is lost.
+func TestClassMeaning_EveryClass(t *testing.T) {
+	t.Parallel()
+	want := map[target.Class][]string{
+		target.ClassA: {"Same-key replay", "same idempotency key", "retention window"},
+		target.ClassB: {"Lookup", "asks the target", "owning team"},
+		target.ClassC: {"Conditional update", "fails safely"},
+		target.ClassD: {"None", "neither check nor safely repeat", "escalated to the owning team"},
+		"Z":           {"Unknown class", "escalates"},
+	}
+	seen := map[string]bool{}
+	for k, words := range want {
+		got := ClassMeaning(k)
+		for _, w := range words {
+			if !strings.Contains(got, w) {
+				t.Errorf("class %s: %q lacks %q", k, got, w)
+			}
+		}
+		if seen[got] {
+			t.Errorf("class %s shares its sentence with another class", k)
+		}
+		seen[got] = true
+	}
+}
+
+// The documentation check is flagged only once it is more than 180 days
+// old.
+func TestCheckedText_StaleAfter180Days(t *testing.T) {
+	t.Parallel()
+	checked := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for days, isStale := range map[int]bool{0: false, 179: false, 180: false, 181: true, 400: true} {
+		now := checked.Add(time.Duration(days)*24*time.Hour + time.Hour)
+		got := checkedText(checked, now)
+		if stale(checked, now) != isStale || strings.Contains(got, "re-check") != isStale || !strings.HasPrefix(got, "2026-01-01 (") {
+			t.Errorf("%d days: %q, stale %v", days, got, stale(checked, now))
+		}
+	}
+	if got := checkedText(time.Time{}, checked); got != "never checked" {
+		t.Errorf("zero date: %q", got)
+	}
+}
+
+// A contract that documents nothing optional reads as the safe defaults:
+// class D, no replays, no lookup, "not found" never failure.
+func TestTargetView_SafeDefaults(t *testing.T) {
+	t.Parallel()
+	ct := &target.Contract{Name: "bare", Owner: target.Owner{Team: "Bare team", EscalationContact: "bare@example.com"},
+		Documentation: target.Documentation{URL: "https://bare.example.com/docs", Checked: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+		Timeout:       10 * time.Second, Deadline: time.Hour, Create: target.Endpoint{Method: "PUT", Path: "/things"}}
+	v := targetView(ct, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	if len(v.Classes) != 1 || v.Classes[0].Class != "D" || v.Stale {
+		t.Fatalf("classes %+v, stale %v", v.Classes, v.Stale)
+	}
+	facts := map[string]string{}
+	for _, sec := range v.Sections {
+		for _, f := range sec.Facts {
+			facts[f.ID] = f.Value
+		}
+	}
+	for id, want := range map[string]string{
+		"owner":               "Bare team",
+		"escalation-contact":  "bare@example.com",
+		"escalation-deadline": "operations still unresolved 1 h after registration escalate",
+		"idempotency-header":  "none documented",
+		"retention":           "none: window zero",
+		"lookup":              "none: settle cannot ask the target",
+		"conditional":         "not supported",
+		"late-requests":       "not documented",
+		"create":              "PUT /things",
+	} {
+		if !strings.HasPrefix(facts[id], want) {
+			t.Errorf("%s: %q, want it to start with %q", id, facts[id], want)
+		}
+	}
+}
+
+func TestReadOnlyText(t *testing.T) {
+	t.Parallel()
+	if on, off := readOnlyText(true), readOnlyText(false); !strings.HasPrefix(on, "On:") || !strings.HasPrefix(off, "Off:") {
+		t.Fatalf("%q / %q", on, off)
+	}
+}
