@@ -190,6 +190,7 @@ func (s *server) createToken(c echo.Context) error {
 		Note: "Copy it now: settle keeps only its hash and will never show it again. A client service sends it as “Authorization: Bearer …”.",
 		Back: adminTenantHref(tenant)}
 	v.Layout = s.layout(c, "New API token", "admin")
+	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Secret(v))
 }
 
@@ -241,6 +242,7 @@ func (s *server) setCallback(c echo.Context) error {
 		Note: "Copy it now: it is shown only once. settle signs every notification with it (Settle-Signature: HMAC-SHA256 keyed with this text).",
 		Back: adminTenantHref(tenant)}
 	v.Layout = s.layout(c, "Callback endpoint set", "admin")
+	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Secret(v))
 }
 
