@@ -64,11 +64,12 @@ func readOnlyText(on bool) string {
 func adminTenantHref(tenant string) string { return "/admin/tenants/" + url.PathEscape(tenant) }
 
 // adminTenant is the tenant a per-tenant admin request names, when p may
-// do perm on it; anything else answers like an unknown tenant.
-func adminTenant(c echo.Context, perm auth.Permission) (*auth.Principal, string, error) {
+// do perm on it; anything else answers like an unknown tenant, as does
+// every tenant on a server configured without a token store.
+func (s *server) adminTenant(c echo.Context, perm auth.Permission) (*auth.Principal, string, error) {
 	p := auth.FromContext(c.Request().Context())
 	t := c.Param("tenant")
-	if !ledger.ValidTenant(t) || !p.Can(perm, t, "") {
+	if s.tokens == nil || !ledger.ValidTenant(t) || !p.Can(perm, t, "") {
 		return p, "", notFound()
 	}
 	return p, t, nil
@@ -85,7 +86,7 @@ func asActor(c echo.Context, p *auth.Principal, perm auth.Permission, tenant str
 }
 
 func (s *server) adminTenantPage(c echo.Context) error {
-	p, tenant, err := adminTenant(c, auth.ManageTokens)
+	p, tenant, err := s.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func adminActions(acts []ledger.Action, now time.Time) []views.ActionRow {
 // createToken issues an API token and shows its secret on this response
 // only: it is never stored, never in a URL, and the page is not cached.
 func (s *server) createToken(c echo.Context) error {
-	p, tenant, err := adminTenant(c, auth.ManageTokens)
+	p, tenant, err := s.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func (s *server) createToken(c echo.Context) error {
 	if err := s.tokens.CreateToken(asActor(c, p, auth.ManageTokens, tenant), t); err != nil {
 		return err
 	}
-	s.log.Info("console: token created", "tenant", tenant, "token_id", t.ID,
+	s.log.Info("token created", "component", "console", "tenant", tenant, "token_id", t.ID,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	v := views.SecretPage{Heading: "New API token", Tenant: tenant, Label: "API token", ID: t.ID, Secret: secret,
 		Note: "Copy it now: settle keeps only its hash and will never show it again. A client service sends it as “Authorization: Bearer …”.",
@@ -197,7 +198,7 @@ func (s *server) createToken(c echo.Context) error {
 // revokeToken revokes one of the tenant's tokens. Another tenant's token
 // answers like an unknown one.
 func (s *server) revokeToken(c echo.Context) error {
-	p, tenant, err := adminTenant(c, auth.ManageTokens)
+	p, tenant, err := s.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (s *server) revokeToken(c echo.Context) error {
 // setCallback sets the tenant's endpoint with a fresh signing secret,
 // shown on this response only.
 func (s *server) setCallback(c echo.Context) error {
-	p, tenant, err := adminTenant(c, auth.ManageHooks)
+	p, tenant, err := s.adminTenant(c, auth.ManageHooks)
 	if err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func (s *server) setCallback(c echo.Context) error {
 // removeCallback removes the tenant's endpoint; its undelivered
 // notifications are discarded by the store.
 func (s *server) removeCallback(c echo.Context) error {
-	p, tenant, err := adminTenant(c, auth.ManageHooks)
+	p, tenant, err := s.adminTenant(c, auth.ManageHooks)
 	if err != nil {
 		return err
 	}
