@@ -142,6 +142,8 @@ var navigation = []struct {
 	permission       auth.Permission
 }{
 	{"operations", "Operations", "/operations", auth.ViewOperations},
+	{"quarantine", "Quarantine", "/quarantine", auth.ReviewInbox},
+	{"findings", "Findings", "/findings", auth.ReviewInbox},
 }
 
 // layout is what every page shares; current names the nav entry shown as

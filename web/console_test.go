@@ -19,6 +19,9 @@ import (
 type matrixCase struct {
 	url func(c *console, op ledger.Operation) string
 	ok  int
+	// form is a minimal valid form for a POST route; the matrix adds a
+	// valid CSRF token, so that only the permission decides.
+	form url.Values
 }
 
 var matrixCases = mergeCases(coreCases, escalationCases, inboxCases, figureCases, adminCases)
@@ -36,10 +39,10 @@ func mergeCases(all ...map[string]matrixCase) map[string]matrixCase {
 // coreCases cover the support pages; each feature's cases are in its own
 // test file.
 var coreCases = map[string]matrixCase{
-	"GET /":                       {func(*console, ledger.Operation) string { return "/" }, http.StatusSeeOther},
-	"GET /operations":             {func(*console, ledger.Operation) string { return "/operations" }, http.StatusOK},
-	"GET /operations/:tenant/:id": {func(c *console, op ledger.Operation) string { return c.opPath(op) }, http.StatusOK},
-	"GET /static/:name":           {func(*console, ledger.Operation) string { return static.URL("style.css") }, http.StatusOK},
+	"GET /":                       {func(*console, ledger.Operation) string { return "/" }, http.StatusSeeOther, nil},
+	"GET /operations":             {func(*console, ledger.Operation) string { return "/operations" }, http.StatusOK, nil},
+	"GET /operations/:tenant/:id": {func(c *console, op ledger.Operation) string { return c.opPath(op) }, http.StatusOK, nil},
+	"GET /static/:name":           {func(*console, ledger.Operation) string { return static.URL("style.css") }, http.StatusOK, nil},
 }
 
 // The authorization matrix: every console route × every role (and
@@ -73,6 +76,8 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					p := principals[who]
 					switch {
 					case r.Public:
+					case who == "" && r.Method != http.MethodGet:
+						want = http.StatusUnauthorized
 					case who == "":
 						want = http.StatusSeeOther
 					case len(p.Bindings) == 0, !p.Has(r.Permission):
@@ -82,11 +87,12 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					}
 					name := fmt.Sprintf("%s %s/%s/%s", r.Method, r.Path, or(who, "anonymous"), tenant)
 					t.Run(name, func(t *testing.T) {
-						got := c.as(who).do(r.Method, mc.url(c, op), nil)
+						b := c.as(who)
+						got := b.do(r.Method, mc.url(c, op), b.withCSRF(mc.form))
 						if got.status != want {
 							t.Fatalf("%s: status %d, want %d: %.300s", name, got.status, want, got.body)
 						}
-						if who == "" && !r.Public {
+						if who == "" && !r.Public && r.Method == http.MethodGet {
 							if loc := got.header.Get("Location"); !strings.HasPrefix(loc, "/login?return=") {
 								t.Fatalf("anonymous sent to %q", loc)
 							}
@@ -96,6 +102,27 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 			}
 		}
 	})
+}
+
+// withCSRF returns form (nil stays nil) with the CSRF token of b's cookie,
+// which any console page sets, signed in or not.
+func (b *browser) withCSRF(form url.Values) url.Values {
+	b.c.t.Helper()
+	if form == nil {
+		return nil
+	}
+	b.get("/operations")
+	u, _ := url.Parse(b.c.base)
+	out := url.Values{}
+	for k, v := range form {
+		out[k] = v
+	}
+	for _, k := range b.client.Jar.Cookies(u) {
+		if k.Name == "settle_csrf" {
+			out.Set("_csrf", k.Value)
+		}
+	}
+	return out
 }
 
 func or(s, d string) string {
