@@ -64,6 +64,10 @@ func (f FindingFilter) Validate() error {
 type ReviewStore interface {
 	// ListQuarantine is InboxStore.ListQuarantine.
 	ListQuarantine(ctx context.Context, f QuarantineFilter) ([]QuarantineItem, error)
+	// QuarantineItem returns one quarantined item of the tenant (its
+	// ScopeTenant; "" for an unattributed one), open or resolved: ENotFound
+	// for an unknown or other tenant's item.
+	QuarantineItem(ctx context.Context, tenant string, id int64) (QuarantineItem, error)
 	// ResolveQuarantine is InboxStore.ResolveQuarantine (a dismissal).
 	ResolveQuarantine(ctx context.Context, tenant string, id int64, resolution string) error
 	// LinkQuarantine attributes the tenant's open quarantined item to the
@@ -81,6 +85,9 @@ type ReviewStore interface {
 	// ListFindings returns the findings f selects, newest first, at most
 	// MaxFindingList. EInvalid for an invalid filter.
 	ListFindings(ctx context.Context, f FindingFilter) ([]Finding, error)
+	// Finding returns one finding of the tenant: ENotFound for an unknown
+	// or other tenant's finding.
+	Finding(ctx context.Context, tenant string, id int64) (Finding, error)
 	// AcknowledgeFinding records that the context's actor has read the
 	// tenant's open finding, with a note, and the finding.acknowledge
 	// action. A finding is acknowledged once. EInvalid without an actor or

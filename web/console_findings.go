@@ -122,17 +122,13 @@ func (s *server) findingAcknowledge(c echo.Context) error {
 	if err != nil || tenant == "" {
 		return notFound()
 	}
-	fs, err := rs.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{tenant}, Open: true})
-	if err != nil {
+	found, err := rs.Finding(ctx, tenant, id)
+	switch {
+	case ledger.ErrorCode(err) == ledger.ENotFound:
+		return notFound()
+	case err != nil:
 		return err
-	}
-	var found *ledger.Finding
-	for i := range fs {
-		if fs[i].ID == id && p.Can(auth.ReviewInbox, tenant, fs[i].Target) {
-			found = &fs[i]
-		}
-	}
-	if found == nil {
+	case !found.Open() || !p.Can(auth.ReviewInbox, tenant, found.Target):
 		return notFound()
 	}
 	note := strings.TrimSpace(c.FormValue("note"))

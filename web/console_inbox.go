@@ -213,23 +213,19 @@ func orName(name, subject string) string {
 	return subject
 }
 
-// openQuarantineItem finds the tenant's open item id among those p may
-// review, or answers 404.
+// openQuarantineItem returns the tenant's open item id when p may review
+// it (owners: its target too), or answers 404.
 func (s *server) openQuarantineItem(ctx context.Context, rs ledger.ReviewStore, p *auth.Principal, tenant string, id int64) (ledger.QuarantineItem, error) {
-	f := ledger.QuarantineFilter{Open: true, Tenants: []string{tenant}}
-	if tenant == "" {
-		f = ledger.QuarantineFilter{Open: true, Unattributed: true}
+	q, err := rs.QuarantineItem(ctx, tenant, id)
+	switch {
+	case ledger.ErrorCode(err) == ledger.ENotFound:
+		return q, notFound()
+	case err != nil:
+		return q, err
+	case q.ResolvedAt != nil || !p.Can(auth.ReviewInbox, q.ScopeTenant(), q.Target):
+		return q, notFound()
 	}
-	items, err := rs.ListQuarantine(ctx, f)
-	if err != nil {
-		return ledger.QuarantineItem{}, err
-	}
-	for _, q := range visibleQuarantine(p, items) {
-		if q.ID == id && q.ScopeTenant() == tenant {
-			return q, nil
-		}
-	}
-	return ledger.QuarantineItem{}, notFound()
+	return q, nil
 }
 
 // quarantineLink attributes an open item to an operation of the same

@@ -99,6 +99,13 @@ func testLink(t *testing.T, h Harness) {
 		a.Role != "owner" || a.RequestID != "req-oidc:olu" || a.Reason != "event carries our reference in metadata" {
 		t.Fatalf("link action %+v", a)
 	}
+	if got, err := rs.QuarantineItem(f.ctx, "acme", id); err != nil || got.ID != id || got.OperationID != op.ID || got.ResolvedAt == nil {
+		t.Fatalf("quarantine item %+v %v", got, err)
+	}
+	_, err = rs.QuarantineItem(f.ctx, "globex", id)
+	wantCode(t, err, ledger.ENotFound)
+	_, err = rs.QuarantineItem(f.ctx, "", id)
+	wantCode(t, err, ledger.ENotFound)
 	// Linked once: the item is closed.
 	wantCode(t, rs.LinkQuarantine(ctx, "acme", id, op.ID, "again"), ledger.ENotFound)
 
@@ -186,6 +193,12 @@ func testAcknowledge(t *testing.T, h Harness) {
 		ack.Note != "refunding ch_2 by hand" {
 		t.Fatalf("acknowledgement %+v", ack)
 	}
+	if one, err := rs.Finding(f.ctx, "acme", id); err != nil || one.ID != id || one.Acknowledged == nil ||
+		one.Acknowledged.Note != "refunding ch_2 by hand" || one.Target != "payments" {
+		t.Fatalf("finding %+v %v", one, err)
+	}
+	_, err = rs.Finding(f.ctx, "globex", id)
+	wantCode(t, err, ledger.ENotFound)
 	if created, err := as.RecordFinding(f.ctx, dup); err != nil || created {
 		t.Fatalf("re-audit after acknowledging: created=%v %v, want the one finding kept", created, err)
 	}

@@ -350,6 +350,14 @@ var planCases = []planCase{
 		_, err := f.s.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{f.settled.Tenant}, OperationID: f.settled.ID})
 		return err
 	}},
+	{name: "Finding", run: func(ctx context.Context, f *planFixture) error {
+		fs, err := f.setup.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{f.settled.Tenant}, OperationID: f.settled.ID})
+		if err != nil || len(fs) == 0 {
+			return errors.Join(err, errNoFixture)
+		}
+		_, err = f.s.Finding(ctx, f.settled.Tenant, fs[0].ID)
+		return err
+	}},
 	{name: "AcknowledgeFinding", run: func(ctx context.Context, f *planFixture) error {
 		fs, err := f.setup.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{f.settled.Tenant},
 			OperationID: f.settled.ID, Open: true})
@@ -464,6 +472,10 @@ var planCases = []planCase{
 	}},
 	{name: "ResolveQuarantine", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.ResolveQuarantine(ctx, "", f.qid, "ignored")
+	}},
+	{name: "QuarantineItem", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.QuarantineItem(ctx, "", f.qid)
+		return err
 	}},
 	{name: "LinkQuarantine", want: []string{"operation_ledger_pkey", "quarantine_pkey|quarantine_scope"},
 		run: func(ctx context.Context, f *planFixture) error {

@@ -100,3 +100,40 @@ func (s *Store) AcknowledgeFinding(ctx context.Context, tenant string, id int64,
 	}
 	return nil
 }
+
+// QuarantineItem implements ledger.ReviewStore.
+func (s *Store) QuarantineItem(ctx context.Context, tenant string, id int64) (ledger.QuarantineItem, error) {
+	var q ledger.QuarantineItem
+	err := s.pool.QueryRow(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
+		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
+		resolved_at, resolved_by, resolved_by_name, resolution
+		FROM quarantine WHERE quarantine_id = $1 AND scope_tenant = $2`, id, tenant).Scan(&q.ID, &q.Target,
+		&q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant, &q.RemoteID, &q.OperationID, &q.OpTenant,
+		&q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return q, ledger.Errorf(ledger.ENotFound, "no quarantine item %d", id)
+	}
+	if err != nil {
+		return q, fmt.Errorf("quarantine item: %w", err)
+	}
+	q.At = q.At.UTC()
+	utcp(q.ResolvedAt)
+	return q, nil
+}
+
+// Finding implements ledger.ReviewStore.
+func (s *Store) Finding(ctx context.Context, tenant string, id int64) (ledger.Finding, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+findingCols+` FROM audit_findings
+		WHERE finding_id = $1 AND tenant_id = $2`, id, tenant)
+	if err != nil {
+		return ledger.Finding{}, fmt.Errorf("finding: %w", err)
+	}
+	f, err := pgx.CollectExactlyOneRow(rows, scanFinding)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, ledger.Errorf(ledger.ENotFound, "no finding %d", id)
+	}
+	if err != nil {
+		return f, fmt.Errorf("finding: %w", err)
+	}
+	return f, nil
+}

@@ -106,3 +106,43 @@ func (s *Store) AcknowledgeFinding(ctx context.Context, tenant string, id int64,
 	}
 	return nil
 }
+
+// QuarantineItem implements ledger.ReviewStore.
+func (s *Store) QuarantineItem(ctx context.Context, tenant string, id int64) (ledger.QuarantineItem, error) {
+	var (
+		q        ledger.QuarantineItem
+		at       int64
+		resolved sql.NullInt64
+	)
+	err := s.r.QueryRowContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
+		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
+		resolved_at, resolved_by, resolved_by_name, resolution
+		FROM quarantine WHERE quarantine_id = ? AND scope_tenant = ?`, id, tenant).Scan(&q.ID, &q.Target,
+		&q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant, &q.RemoteID, &q.OperationID, &q.OpTenant,
+		&at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
+	if errors.Is(err, sql.ErrNoRows) {
+		return q, ledger.Errorf(ledger.ENotFound, "no quarantine item %d", id)
+	}
+	if err != nil {
+		return q, fmt.Errorf("quarantine item: %w", err)
+	}
+	q.At, q.ResolvedAt = fromMicros(at), fromNull(resolved)
+	return q, nil
+}
+
+// Finding implements ledger.ReviewStore.
+func (s *Store) Finding(ctx context.Context, tenant string, id int64) (ledger.Finding, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+findingCols+` FROM audit_findings
+		WHERE finding_id = ? AND tenant_id = ?`, id, tenant)
+	if err != nil {
+		return ledger.Finding{}, fmt.Errorf("finding: %w", err)
+	}
+	fs, err := scanFindings(rows)
+	if err != nil {
+		return ledger.Finding{}, fmt.Errorf("finding: %w", err)
+	}
+	if len(fs) == 0 {
+		return ledger.Finding{}, ledger.Errorf(ledger.ENotFound, "no finding %d", id)
+	}
+	return fs[0], nil
+}
