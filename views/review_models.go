@@ -43,7 +43,6 @@ type QuarantinePage struct {
 	ProblemItem string
 	Operation   string // the operation the person typed, kept on a problem
 	Reason      string // the reason the person typed, kept on a problem
-	Writable    bool   // the server accepts changes (not read-only)
 }
 
 // FindingRow is one audit finding.
@@ -73,7 +72,6 @@ type FindingsPage struct {
 	Problem     string
 	ProblemItem string
 	Note        string // the note typed, kept on a problem
-	Writable    bool
 }
 
 // OperationReview is what the review pages know about one operation, on

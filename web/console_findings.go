@@ -43,7 +43,7 @@ func (s *server) renderFindings(c echo.Context, status int, form findingsForm) e
 	v := views.FindingsPage{
 		Layout:  s.layout(c, "Findings", "findings"),
 		Filters: reviewFilters("/findings", which, "Acknowledged"),
-		Problem: form.problem, ProblemItem: form.item, Note: form.note, Writable: !s.readOnly,
+		Problem: form.problem, ProblemItem: form.item, Note: form.note,
 	}
 	if c.QueryParam("done") == "acknowledged" {
 		v.Done = "Acknowledged. Your note is on the finding and in the event log."

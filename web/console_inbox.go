@@ -137,7 +137,7 @@ func (s *server) renderQuarantine(c echo.Context, status int, form quarantineFor
 		Layout:  s.layout(c, "Quarantine", "quarantine"),
 		Filters: reviewFilters("/quarantine", which, "Resolved"),
 		Done:    quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
-		Operation: form.operation, Reason: form.reason, Writable: !s.readOnly,
+		Operation: form.operation, Reason: form.reason,
 	}
 	for _, q := range visibleQuarantine(p, items) {
 		if which == "resolved" && q.ResolvedAt == nil {
