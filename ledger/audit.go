@@ -40,7 +40,14 @@ type Finding struct {
 	FoundAt     time.Time  // set by the store from its clock
 	Escalated   bool       // handed to the owning team (every loss and phantom)
 	ResolvedAt  *time.Time // nil while open
+	// Acknowledged is set once a person has read the finding
+	// (ReviewStore.AcknowledgeFinding); nil while nobody has.
+	Acknowledged *Acknowledgement
 }
+
+// Open reports whether the finding still waits for a person: neither
+// resolved nor acknowledged.
+func (f Finding) Open() bool { return f.ResolvedAt == nil && f.Acknowledged == nil }
 
 // Validate checks what a caller supplies to AuditStore.RecordFinding.
 func (f Finding) Validate() error {

@@ -123,6 +123,9 @@ type OperationPage struct {
 	Payload      string
 	PayloadNote  string // why it is not shown, or its fingerprint
 	Back         string
+	// Review is the operation's open audit findings and review actions,
+	// for the people who review them (empty for the others).
+	Review OperationReview
 }
 
 // ErrorPage explains a refused or failed request.

@@ -144,6 +144,8 @@ var navigation = []struct {
 	{"operations", "Operations", "/operations", auth.ViewOperations},
 	{"targets", "Targets", "/targets", auth.ViewOperations},
 	{"admin", "Admin", "/admin", auth.ManageTokens},
+	{"quarantine", "Quarantine", "/quarantine", auth.ReviewInbox},
+	{"findings", "Findings", "/findings", auth.ReviewInbox},
 }
 
 // layout is what every page shares; current names the nav entry shown as

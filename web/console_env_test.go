@@ -95,6 +95,7 @@ func newConsole(t *testing.T, s store, cfg web.Config) *console {
 	t.Helper()
 	b := browsing{s}
 	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn = b, b, s, testSignIn{}
+	cfg.Review, _ = s.(ledger.ReviewStore)
 	cfg.Targets = consoleTargets{testTargets}
 	if cfg.Contracts == nil {
 		cfg.Contracts = testContracts(t)

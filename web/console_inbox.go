@@ -1,4 +1,314 @@
 package web
 
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/views"
+)
+
 // inboxRoutes are the console's pages for quarantine and audit findings review (owners).
-var inboxRoutes = []ConsoleRoute{}
+var inboxRoutes = []ConsoleRoute{
+	{Method: http.MethodGet, Path: "/quarantine", Permission: auth.ReviewInbox, handle: (*server).quarantinePage},
+	{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/link", Permission: auth.ReviewInbox, Tenanted: true,
+		handle: (*server).quarantineLink},
+	{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
+		handle: (*server).quarantineDismiss},
+	{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: (*server).findingsPage},
+	{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
+		handle: (*server).findingAcknowledge},
+}
+
+// unattributedSegment stands in the URL for the tenant of an item that has
+// none; it is not a valid tenant name, so it never names a real one.
+const unattributedSegment = "-"
+
+// reviewStatus is a review page's status filter, from the URL.
+func reviewStatus(c echo.Context) string {
+	switch v := c.QueryParam("status"); v {
+	case "resolved", "all":
+		return v
+	}
+	return "open"
+}
+
+// reviewFilters are the status links of a review page at path.
+func reviewFilters(path, current, resolvedLabel string) []views.ReviewFilter {
+	out := make([]views.ReviewFilter, 0, 3)
+	for _, f := range []struct{ id, label string }{{"open", "Open"}, {"resolved", resolvedLabel}, {"all", "All"}} {
+		href := path
+		if f.id != "open" {
+			href += "?status=" + f.id
+		}
+		out = append(out, views.ReviewFilter{ID: f.id, Label: f.label, Href: href, Current: f.id == current})
+	}
+	return out
+}
+
+// reviewItem reads the tenant and the item number of a review action's
+// URL. A principal who may not review that tenant's items gets the same
+// 404 as for an unknown item.
+func reviewItem(c echo.Context, p *auth.Principal) (tenant string, id int64, err error) {
+	tenant = c.Param("tenant")
+	if tenant == unattributedSegment {
+		tenant = ""
+	} else if !ledger.ValidTenant(tenant) {
+		return "", 0, notFound()
+	}
+	id, perr := strconv.ParseInt(c.Param("id"), 10, 64)
+	if perr != nil || id <= 0 || !p.Can(auth.ReviewInbox, tenant, "") {
+		return "", 0, notFound()
+	}
+	return tenant, id, nil
+}
+
+// reviewActor is the context a review action is recorded under: the
+// signed-in person, the role that lets them review the tenant's items of
+// target, and this request's id.
+func reviewActor(c echo.Context, p *auth.Principal, tenant, target string) context.Context {
+	return ledger.NewContextWithActor(c.Request().Context(), ledger.Actor{
+		Subject: p.Subject, Name: displayName(p), Role: string(p.RoleFor(auth.ReviewInbox, tenant, target)),
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+	})
+}
+
+// reviewStore is the store of the review pages, or a 503 when the server
+// was built without one.
+func (s *server) reviewStore() (ledger.ReviewStore, error) {
+	if s.review == nil {
+		return nil, &pageError{status: http.StatusServiceUnavailable,
+			message: "Quarantine and findings review is not available on this server."}
+	}
+	return s.review, nil
+}
+
+// quarantineScope is the part of a quarantine filter p's bindings allow:
+// the tenants p may review, and unattributed items only for a binding that
+// covers every tenant.
+func quarantineScope(p *auth.Principal, open bool) ledger.QuarantineFilter {
+	all, tenants := p.Tenants(auth.ReviewInbox)
+	return ledger.QuarantineFilter{Open: open, AllTenants: all, Tenants: tenants, Unattributed: all}
+}
+
+// visibleQuarantine keeps the items p may review: owners are bound to
+// targets as well as tenants.
+func visibleQuarantine(p *auth.Principal, items []ledger.QuarantineItem) []ledger.QuarantineItem {
+	out := items[:0:0]
+	for _, q := range items {
+		if p.Can(auth.ReviewInbox, q.ScopeTenant(), q.Target) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// quarantineForm is what a person typed into a quarantine item's form,
+// kept when the action could not be done.
+type quarantineForm struct {
+	item, operation, reason, problem string
+}
+
+func (s *server) quarantinePage(c echo.Context) error {
+	return s.renderQuarantine(c, http.StatusOK, quarantineForm{})
+}
+
+// renderQuarantine shows the quarantine page with the status filter of the
+// URL, and the problem of a refused action when there is one.
+func (s *server) renderQuarantine(c echo.Context, status int, form quarantineForm) error {
+	rs, err := s.reviewStore()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	which := reviewStatus(c)
+	items, err := rs.ListQuarantine(ctx, quarantineScope(p, which == "open"))
+	if err != nil {
+		return err
+	}
+	v := views.QuarantinePage{
+		Layout:  s.layout(c, "Quarantine", "quarantine"),
+		Filters: reviewFilters("/quarantine", which, "Resolved"),
+		Done:    quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
+		Operation: form.operation, Reason: form.reason,
+	}
+	for _, q := range visibleQuarantine(p, items) {
+		if which == "resolved" && q.ResolvedAt == nil {
+			continue
+		}
+		v.Rows = append(v.Rows, s.quarantineRow(p, q))
+	}
+	if len(v.Rows) == 0 {
+		v.Empty = map[string]string{"open": "No quarantined event waits for review.",
+			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[which]
+	}
+	v.ServedIn = servedIn(c)
+	return s.render(c, status, views.Quarantine(v))
+}
+
+func quarantineDone(done string) string {
+	switch done {
+	case "linked":
+		return "Linked. The event is now evidence on the operation; the reconciler checks it with the target."
+	case "dismissed":
+		return "Dismissed. The reason is in the event log."
+	}
+	return ""
+}
+
+func (s *server) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views.QuarantineRow {
+	now := s.now()
+	id := strconv.FormatInt(q.ID, 10)
+	r := views.QuarantineRow{
+		ID: id, Target: q.Target, Reason: ledger.PlainText(q.Reason, 300),
+		EventID: orDash(ledger.PlainText(q.EventID, 200)), Reference: orDash(ledger.PlainText(q.Reference, 200)),
+		Claimed: q.Tenant, Tenant: q.ScopeTenant(), RemoteID: orDash(ledger.PlainText(q.RemoteID, 200)),
+		At: timeView(&q.At, now, ""), Operation: q.OperationID, Open: q.ResolvedAt == nil,
+	}
+	if r.Claimed == "" {
+		r.Claimed = "none"
+	}
+	segment := r.Tenant
+	if r.Tenant == "" {
+		r.Tenant, segment = "unattributed (every tenant's reviewers)", unattributedSegment
+	}
+	if q.OperationID != "" && p.Can(auth.ViewOperations, q.OpTenant, "") {
+		r.OperationHref = "/operations/" + url.PathEscape(q.OpTenant) + "/" + url.PathEscape(q.OperationID)
+	}
+	switch {
+	case r.Open:
+		r.Status = "Open: waiting for review"
+		if !s.readOnly {
+			base := "/quarantine/" + url.PathEscape(segment) + "/" + id
+			r.DismissAction = base + "/dismiss"
+			if q.ScopeTenant() != "" {
+				r.LinkAction = base + "/link"
+			}
+		}
+	default:
+		r.Status = "Resolved by " + orName(q.ResolvedByName, q.ResolvedBy) + ", " + timeView(q.ResolvedAt, now, "").Relative
+		r.Resolution = ledger.PlainText(q.Resolution, 500)
+	}
+	return r
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func orName(name, subject string) string {
+	if name != "" {
+		return name
+	}
+	return subject
+}
+
+// openQuarantineItem returns the tenant's open item id when p may review
+// it (owners: its target too), or answers 404.
+func (s *server) openQuarantineItem(ctx context.Context, rs ledger.ReviewStore, p *auth.Principal, tenant string, id int64) (ledger.QuarantineItem, error) {
+	q, err := rs.QuarantineItem(ctx, tenant, id)
+	switch {
+	case ledger.ErrorCode(err) == ledger.ENotFound:
+		return q, notFound()
+	case err != nil:
+		return q, err
+	case q.ResolvedAt != nil || !p.Can(auth.ReviewInbox, q.ScopeTenant(), q.Target):
+		return q, notFound()
+	}
+	return q, nil
+}
+
+// quarantineLink attributes an open item to an operation of the same
+// tenant, named by its id or any of its references.
+func (s *server) quarantineLink(c echo.Context) error {
+	rs, err := s.reviewStore()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	tenant, id, err := reviewItem(c, p)
+	if err != nil {
+		return err
+	}
+	q, err := s.openQuarantineItem(ctx, rs, p, tenant, id)
+	if err != nil {
+		return err
+	}
+	form := quarantineForm{item: strconv.FormatInt(id, 10),
+		operation: strings.TrimSpace(c.FormValue("operation")), reason: strings.TrimSpace(c.FormValue("reason"))}
+	problem := func(msg string) error {
+		form.problem = msg
+		return s.renderQuarantine(c, http.StatusUnprocessableEntity, form)
+	}
+	if tenant == "" {
+		return problem("An event of no tenant cannot be linked to an operation. Dismiss it with a reason instead.")
+	}
+	if err := ledger.CheckReviewNote("reason", form.reason); err != nil {
+		return problem("Give the reason the event belongs to the operation: " + ledger.ErrorMessage(err) + ".")
+	}
+	if form.operation == "" || len(form.operation) > 300 {
+		return problem("Name the operation: its id or one of its references.")
+	}
+	ops, err := s.store.Find(ctx, tenant, form.operation)
+	switch {
+	case ledger.ErrorCode(err) == ledger.EInvalid, err == nil && len(ops) == 0:
+		return problem("No operation of tenant " + tenant + " has that id or reference.")
+	case err != nil:
+		return err
+	case len(ops) > 1:
+		return problem("Several operations of tenant " + tenant + " carry that reference. Use the operation id.")
+	}
+	err = rs.LinkQuarantine(reviewActor(c, p, tenant, q.Target), tenant, id, ops[0].ID, form.reason)
+	switch ledger.ErrorCode(err) {
+	case "":
+	case ledger.ENotFound:
+		return notFound()
+	case ledger.EInvalid:
+		return problem(ledger.ErrorMessage(err))
+	default:
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/quarantine?done=linked")
+}
+
+// quarantineDismiss closes an open item with the reviewer's reason.
+func (s *server) quarantineDismiss(c echo.Context) error {
+	rs, err := s.reviewStore()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	tenant, id, err := reviewItem(c, p)
+	if err != nil {
+		return err
+	}
+	q, err := s.openQuarantineItem(ctx, rs, p, tenant, id)
+	if err != nil {
+		return err
+	}
+	reason := strings.TrimSpace(c.FormValue("reason"))
+	if err := ledger.CheckReviewNote("reason", reason); err != nil {
+		return s.renderQuarantine(c, http.StatusUnprocessableEntity, quarantineForm{item: strconv.FormatInt(id, 10),
+			problem: "Give the reason the event needs no action: " + ledger.ErrorMessage(err) + "."})
+	}
+	err = rs.ResolveQuarantine(reviewActor(c, p, tenant, q.Target), tenant, id, reason)
+	if ledger.ErrorCode(err) == ledger.ENotFound {
+		return notFound()
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/quarantine?done=dismissed")
+}

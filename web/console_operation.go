@@ -30,6 +30,9 @@ func (s *server) operationPage(c echo.Context) error {
 		return err
 	}
 	v := s.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), s.now())
+	if v.Review, err = s.operationReview(ctx, p, op, s.now()); err != nil {
+		return err
+	}
 	v.Layout = s.layout(c, "Operation "+op.ID, "operations")
 	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Operation(v))

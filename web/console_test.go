@@ -91,8 +91,7 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 						b := c.as(who)
 						var form url.Values
 						if mc.form != nil {
-							form = mc.form(c, op)
-							form.Set(web.CSRFField, b.csrfCookie())
+							form = b.withCSRF(mc.form(c, op))
 						}
 						got := b.do(r.Method, mc.url(c, op), form)
 						if got.status != want {
@@ -108,6 +107,21 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 			}
 		}
 	})
+}
+
+// withCSRF returns form (nil stays nil) with the CSRF token of b's cookie,
+// which any console page sets, signed in or not.
+func (b *browser) withCSRF(form url.Values) url.Values {
+	b.c.t.Helper()
+	if form == nil {
+		return nil
+	}
+	out := url.Values{}
+	for k, v := range form {
+		out[k] = v
+	}
+	out.Set(web.CSRFField, b.csrfCookie())
+	return out
 }
 
 func or(s, d string) string {

@@ -83,6 +83,9 @@ type Config struct {
 	// Browser answers the console's listings, state counts and search
 	// over the principal's tenants (both stores implement it).
 	Browser ledger.Browser
+	// Review answers the quarantine and findings pages (both stores
+	// implement it; nil: taken from Store when it does).
+	Review ledger.ReviewStore
 	// ReadOnly refuses every console write (sign-in and sign-out aside).
 	ReadOnly bool
 	// InsecureCookies drops the Secure flag from the console's cookies,
@@ -110,6 +113,7 @@ type server struct {
 	creates        *createSlots
 	signIn         SignIn // nil: no console
 	browser        ledger.Browser
+	review         ledger.ReviewStore // nil: the review pages answer 503
 	readOnly       bool
 	callbacks      ledger.CallbackStore // nil: no callback admin
 	actions        ledger.ActionStore   // nil: no record shown
@@ -121,13 +125,16 @@ func New(cfg Config) *echo.Echo {
 		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
-		signIn: cfg.SignIn, browser: cfg.Browser, readOnly: cfg.ReadOnly,
+		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,
 	}
 	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
 		s.browser = b
 	}
 	s.callbacks = implementation(cfg.Callbacks, cfg.Store, cfg.Tokens)
 	s.actions = implementation(cfg.Actions, cfg.Store, cfg.Tokens)
+	if r, ok := cfg.Store.(ledger.ReviewStore); ok && s.review == nil {
+		s.review = r
+	}
 	if s.signIn != nil && s.browser == nil {
 		panic("web: the console needs a ledger.Browser (Config.Browser, or a Store that implements it)")
 	}

@@ -13,6 +13,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, h) })
 	t.Run("InboxFailures", func(t *testing.T) { testInboxFailures(t, h) })
 	t.Run("Audit", func(t *testing.T) { RunAudit(t, h) })
+	t.Run("Review", func(t *testing.T) { RunReview(t, h) })
 	t.Run("Callbacks", func(t *testing.T) { RunCallbacks(t, h) })
 	t.Run("Sessions", func(t *testing.T) { RunSessions(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })

@@ -71,8 +71,7 @@ func (s *Store) RecordFinding(ctx context.Context, f ledger.Finding) (bool, erro
 
 // Findings implements ledger.AuditStore.
 func (s *Store) Findings(ctx context.Context, tenant string, since time.Time) ([]ledger.Finding, error) {
-	rows, err := s.pool.Query(ctx, `SELECT finding_id, tenant_id, operation_id::text, target, kind,
-			remote_ids, evidence::text, found_at, escalated, resolved_at
+	rows, err := s.pool.Query(ctx, `SELECT `+findingCols+`
 		FROM audit_findings WHERE tenant_id = $1 AND found_at >= $2
 		ORDER BY found_at DESC, finding_id DESC LIMIT $3`, tenant, since, ledger.MaxListLimit)
 	if err != nil {
@@ -85,15 +84,25 @@ func (s *Store) Findings(ctx context.Context, tenant string, since time.Time) ([
 	return fs, nil
 }
 
+// findingCols are the columns scanFinding reads.
+const findingCols = `finding_id, tenant_id, operation_id::text, target, kind, remote_ids, evidence::text,
+	found_at, escalated, resolved_at, acknowledged_at, acknowledged_by, acknowledged_by_name, acknowledgement`
+
 func scanFinding(row pgx.CollectableRow) (ledger.Finding, error) {
 	var (
 		f                   ledger.Finding
 		kind, ids, evidence string
+		ackAt               *time.Time
+		ack                 ledger.Acknowledgement
 	)
 	err := row.Scan(&f.ID, &f.Tenant, &f.OperationID, &f.Target, &kind, &ids, &evidence,
-		&f.FoundAt, &f.Escalated, &f.ResolvedAt)
+		&f.FoundAt, &f.Escalated, &f.ResolvedAt, &ackAt, &ack.Subject, &ack.Name, &ack.Note)
 	if err != nil {
 		return f, err
+	}
+	if ackAt != nil {
+		ack.At = ackAt.UTC()
+		f.Acknowledged = &ack
 	}
 	f.Kind, f.Evidence = ledger.FindingKind(kind), []byte(evidence)
 	if err := json.Unmarshal([]byte(ids), &f.RemoteIDs); err != nil {

@@ -334,6 +334,38 @@ var planCases = []planCase{
 		_, err := f.s.CountFindings(ctx, "tenant-1", ledger.FindingDuplicate, f.now.Add(-30*24*time.Hour))
 		return err
 	}},
+	// audit_findings holds about one row per thousand operations: at the
+	// default load the planner may read it whole, so these cases name no
+	// index; at 10 million rows it takes audit_findings_waiting,
+	// audit_findings_operation and the primary key.
+	{name: "ListFindings/Tenants", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{"tenant-1", "tenant-2"}})
+		return err
+	}},
+	{name: "ListFindings/Open", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListFindings(ctx, ledger.FindingFilter{AllTenants: true, Open: true})
+		return err
+	}},
+	{name: "ListFindings/Operation", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{f.settled.Tenant}, OperationID: f.settled.ID})
+		return err
+	}},
+	{name: "Finding", run: func(ctx context.Context, f *planFixture) error {
+		fs, err := f.setup.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{f.settled.Tenant}, OperationID: f.settled.ID})
+		if err != nil || len(fs) == 0 {
+			return errors.Join(err, errNoFixture)
+		}
+		_, err = f.s.Finding(ctx, f.settled.Tenant, fs[0].ID)
+		return err
+	}},
+	{name: "AcknowledgeFinding", run: func(ctx context.Context, f *planFixture) error {
+		fs, err := f.setup.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{f.settled.Tenant},
+			OperationID: f.settled.ID, Open: true})
+		if err != nil || len(fs) == 0 {
+			return errors.Join(err, errNoFixture)
+		}
+		return f.s.AcknowledgeFinding(ctx, f.settled.Tenant, fs[0].ID, "seen; refund under way")
+	}},
 	{name: "AuditPosition", run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.AuditPosition(ctx, "payments")
 		return err
@@ -441,6 +473,19 @@ var planCases = []planCase{
 	{name: "ResolveQuarantine", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.ResolveQuarantine(ctx, "", f.qid, "ignored")
 	}},
+	{name: "QuarantineItem", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.QuarantineItem(ctx, "", f.qid)
+		return err
+	}},
+	{name: "LinkQuarantine", want: []string{"operation_ledger_pkey", "quarantine_pkey|quarantine_scope"},
+		run: func(ctx context.Context, f *planFixture) error {
+			id, err := f.setup.Quarantine(ctx, ledger.QuarantineItem{Target: "payments", Reason: "unknown reference",
+				EventID: "evt-plan-link", Tenant: f.unknown.Tenant})
+			if err != nil {
+				return err
+			}
+			return f.s.LinkQuarantine(ctx, f.unknown.Tenant, id, f.unknown.ID, "reference in the event metadata")
+		}},
 	{name: "Actions/Tenant", want: []string{"actions_tenant"}, run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.Actions(ctx, ledger.ActionFilter{Tenant: "tenant-1"})
 		return err

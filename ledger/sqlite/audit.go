@@ -77,13 +77,25 @@ func (s *Store) RecordFinding(ctx context.Context, f ledger.Finding) (bool, erro
 
 // Findings implements ledger.AuditStore.
 func (s *Store) Findings(ctx context.Context, tenant string, since time.Time) ([]ledger.Finding, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT finding_id, tenant_id, operation_id, target, kind,
-			remote_ids, evidence, found_at, escalated, resolved_at
+	rows, err := s.r.QueryContext(ctx, `SELECT `+findingCols+`
 		FROM audit_findings WHERE tenant_id = ? AND found_at >= ?
 		ORDER BY found_at DESC, finding_id DESC LIMIT ?`, tenant, micros(since), ledger.MaxListLimit)
 	if err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
+	fs, err := scanFindings(rows)
+	if err != nil {
+		return nil, fmt.Errorf("findings: %w", err)
+	}
+	return fs, nil
+}
+
+// findingCols are the columns scanFindings reads.
+const findingCols = `finding_id, tenant_id, operation_id, target, kind, remote_ids, evidence, found_at,
+	escalated, resolved_at, acknowledged_at, acknowledged_by, acknowledged_by_name, acknowledgement`
+
+// scanFindings reads findingCols rows and closes them.
+func scanFindings(rows *sql.Rows) ([]ledger.Finding, error) {
 	defer rows.Close()
 	var fs []ledger.Finding
 	for rows.Next() {
@@ -91,23 +103,25 @@ func (s *Store) Findings(ctx context.Context, tenant string, since time.Time) ([
 			f                   ledger.Finding
 			kind, ids, evidence string
 			found               int64
-			resolved            sql.NullInt64
+			resolved, ackAt     sql.NullInt64
+			ack                 ledger.Acknowledgement
 		)
 		if err := rows.Scan(&f.ID, &f.Tenant, &f.OperationID, &f.Target, &kind, &ids, &evidence,
-			&found, &f.Escalated, &resolved); err != nil {
-			return nil, fmt.Errorf("findings: %w", err)
+			&found, &f.Escalated, &resolved, &ackAt, &ack.Subject, &ack.Name, &ack.Note); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(ids), &f.RemoteIDs); err != nil {
-			return nil, fmt.Errorf("findings: finding %d: remote ids: %w", f.ID, err)
+			return nil, fmt.Errorf("finding %d: remote ids: %w", f.ID, err)
 		}
 		f.Kind, f.Evidence = ledger.FindingKind(kind), []byte(evidence)
 		f.FoundAt, f.ResolvedAt = fromMicros(found), fromNull(resolved)
+		if ackAt.Valid {
+			ack.At = fromMicros(ackAt.Int64)
+			f.Acknowledged = &ack
+		}
 		fs = append(fs, f)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("findings: %w", err)
-	}
-	return fs, nil
+	return fs, rows.Err()
 }
 
 // CountFindings implements ledger.AuditStore.

@@ -1,0 +1,93 @@
+package views
+
+// ReviewFilter is one choice of a review page's status filter (open,
+// resolved, all), kept in the URL.
+type ReviewFilter struct {
+	ID      string // "open", "resolved", "all"
+	Label   string
+	Href    string
+	Current bool
+}
+
+// QuarantineRow is one quarantined inbound event.
+type QuarantineRow struct {
+	ID        string // the item's number
+	Target    string
+	Reason    string // why it was quarantined, in words
+	EventID   string
+	Reference string // the settle reference the event claims, "—" if none
+	Claimed   string // the tenant the event claims, or "none"
+	Tenant    string // the tenant whose people review it, or "unattributed"
+	RemoteID  string // the target's object id in the event, "—" if none
+	At        Time
+	// Operation links the operation the item concerns; empty when none.
+	Operation     string
+	OperationHref string // "" when the viewer may not open it
+	Status        string // "Open", "Linked by …", "Dismissed by …"
+	Resolution    string // the reviewer's reason, "" while open
+	Open          bool
+	LinkAction    string // the link form's action; "" when linking is not offered
+	DismissAction string // the dismiss form's action; "" when not offered
+}
+
+// QuarantinePage is the owners' review of quarantined inbound events.
+type QuarantinePage struct {
+	Layout
+	Filters []ReviewFilter
+	Rows    []QuarantineRow
+	Empty   string // shown when Rows is empty
+	Done    string // what the last action did, in words
+	Problem string // why the last action could not be done, in words
+	// ProblemItem is the item the problem is about, so its form keeps what
+	// was typed.
+	ProblemItem string
+	Operation   string // the operation the person typed, kept on a problem
+	Reason      string // the reason the person typed, kept on a problem
+}
+
+// FindingRow is one audit finding.
+type FindingRow struct {
+	ID            string
+	Kind          string // "duplicate", "loss", "phantom", for tests and styling
+	Title         string // what was found, in words
+	Meaning       string // what it means and what to do
+	Tenant        string
+	Target        string
+	Operation     string // the operation's id
+	OperationHref string // "" when the viewer may not open it
+	RemoteIDs     []string
+	Found         Time
+	Open          bool
+	Acknowledged  string // "Acknowledged by … · note", "" while open
+	AckAction     string // the acknowledge form's action; "" when not offered
+}
+
+// FindingsPage is the owners' review of audit findings.
+type FindingsPage struct {
+	Layout
+	Filters     []ReviewFilter
+	Rows        []FindingRow
+	Empty       string
+	Done        string
+	Problem     string
+	ProblemItem string
+	Note        string // the note typed, kept on a problem
+}
+
+// OperationReview is what the review pages know about one operation, on
+// its page: the open audit findings (a banner) and the review actions
+// taken about it.
+type OperationReview struct {
+	Findings []FindingRow
+	Actions  []ReviewAction
+}
+
+// ReviewAction is one review action about an operation, as its page lists
+// it.
+type ReviewAction struct {
+	Kind  string // "quarantine.link", "finding.acknowledge"
+	Title string
+	When  Time
+	By    string // "Olu Owner (owner)"
+	Why   string
+}

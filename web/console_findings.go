@@ -1,0 +1,186 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/views"
+)
+
+// findingsForm is what a person typed into a finding's form, kept when the
+// action could not be done.
+type findingsForm struct {
+	item, note, problem string
+}
+
+func (s *server) findingsPage(c echo.Context) error {
+	return s.renderFindings(c, http.StatusOK, findingsForm{})
+}
+
+// renderFindings shows the findings p may review, with the status filter
+// of the URL: owners see their targets' findings, admins every target's.
+func (s *server) renderFindings(c echo.Context, status int, form findingsForm) error {
+	rs, err := s.reviewStore()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	which := reviewStatus(c)
+	all, tenants := p.Tenants(auth.ReviewInbox)
+	fs, err := rs.ListFindings(ctx, ledger.FindingFilter{AllTenants: all, Tenants: tenants, Open: which == "open"})
+	if err != nil {
+		return err
+	}
+	v := views.FindingsPage{
+		Layout:  s.layout(c, "Findings", "findings"),
+		Filters: reviewFilters("/findings", which, "Acknowledged"),
+		Problem: form.problem, ProblemItem: form.item, Note: form.note,
+	}
+	if c.QueryParam("done") == "acknowledged" {
+		v.Done = "Acknowledged. Your note is on the finding and in the event log."
+	}
+	now := s.now()
+	for _, f := range fs {
+		if !p.Can(auth.ReviewInbox, f.Tenant, f.Target) || (which == "resolved" && f.Open()) {
+			continue
+		}
+		r := findingRow(p, f, s.owner(f.Target), now)
+		if f.Open() && !s.readOnly {
+			r.AckAction = "/findings/" + url.PathEscape(f.Tenant) + "/" + r.ID + "/acknowledge"
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	if len(v.Rows) == 0 {
+		v.Empty = map[string]string{"open": "No audit finding waits for review.",
+			"resolved": "No audit finding has been acknowledged yet.", "all": "The auditor has found nothing."}[which]
+	}
+	v.ServedIn = servedIn(c)
+	return s.render(c, status, views.Findings(v))
+}
+
+// findingRow says what a finding means, in words; the operation is linked
+// when p may read it.
+func findingRow(p *auth.Principal, f ledger.Finding, owner string, now time.Time) views.FindingRow {
+	r := views.FindingRow{
+		ID: strconv.FormatInt(f.ID, 10), Kind: string(f.Kind), Tenant: f.Tenant, Target: f.Target,
+		Operation: f.OperationID, Found: timeView(&f.FoundAt, now, ""), Open: f.Open(),
+	}
+	for _, id := range f.RemoteIDs {
+		r.RemoteIDs = append(r.RemoteIDs, ledger.PlainText(id, 200))
+	}
+	r.Title, r.Meaning = findingText(f, owner)
+	if p.Can(auth.ViewOperations, f.Tenant, "") {
+		r.OperationHref = "/operations/" + url.PathEscape(f.Tenant) + "/" + url.PathEscape(f.OperationID)
+	}
+	if a := f.Acknowledged; a != nil {
+		r.Acknowledged = "Acknowledged by " + orName(a.Name, a.Subject) + ", " + timeView(&a.At, now, "").Relative +
+			": " + ledger.PlainText(a.Note, 500)
+	}
+	return r
+}
+
+// findingText is a finding's title and what it means for the people who
+// act on it.
+func findingText(f ledger.Finding, owner string) (title, meaning string) {
+	team := orTeam(owner)
+	switch f.Kind {
+	case ledger.FindingDuplicate:
+		return "Duplicate at " + f.Target + ": " + countText(len(f.RemoteIDs), false) + " objects carry this operation's reference",
+			"The target applied this operation more than once. settle keeps it Confirmed; " + team +
+				" checks the objects below at the target and reverses the extra ones there."
+	case ledger.FindingLoss:
+		return "Missing at " + f.Target + ": no object for an operation settle confirmed",
+			"settle confirmed this operation, and the target now holds nothing for it. " + team +
+				" asks the target what happened and tells the tenant if it was lost."
+	case ledger.FindingPhantom:
+		return "Found at " + f.Target + ": an object for an operation settle calls Not applied",
+			"The tenant was told nothing happened, and the target holds an object for it. " + team +
+				" checks the object below and reverses it or tells the tenant."
+	}
+	return "Audit finding at " + f.Target, "The auditor found a discrepancy; " + team + " reviews it."
+}
+
+// findingAcknowledge records that the person has read an open finding,
+// with their note.
+func (s *server) findingAcknowledge(c echo.Context) error {
+	rs, err := s.reviewStore()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	tenant, id, err := reviewItem(c, p)
+	if err != nil || tenant == "" {
+		return notFound()
+	}
+	found, err := rs.Finding(ctx, tenant, id)
+	switch {
+	case ledger.ErrorCode(err) == ledger.ENotFound:
+		return notFound()
+	case err != nil:
+		return err
+	case !found.Open() || !p.Can(auth.ReviewInbox, tenant, found.Target):
+		return notFound()
+	}
+	note := strings.TrimSpace(c.FormValue("note"))
+	if err := ledger.CheckReviewNote("note", note); err != nil {
+		return s.renderFindings(c, http.StatusUnprocessableEntity, findingsForm{item: strconv.FormatInt(id, 10),
+			note: note, problem: "Add a note on what is being done about it: " + ledger.ErrorMessage(err) + "."})
+	}
+	err = rs.AcknowledgeFinding(reviewActor(c, p, tenant, found.Target), tenant, id, note)
+	if ledger.ErrorCode(err) == ledger.ENotFound {
+		return notFound()
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/findings?done=acknowledged")
+}
+
+// reviewKinds are the actions the operation's page lists under Review.
+var reviewKinds = map[ledger.ActionKind]string{
+	ledger.ActionQuarantineLink:     "An inbound event was linked to this operation as evidence",
+	ledger.ActionFindingAcknowledge: "An audit finding was acknowledged",
+}
+
+// operationReview is what the operation's page shows of its review: its
+// open findings, for everyone who may read it (support should know a
+// finding is being looked at), and the review actions taken about it.
+func (s *server) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation, now time.Time) (views.OperationReview, error) {
+	var v views.OperationReview
+	if s.review == nil {
+		return v, nil
+	}
+	fs, err := s.review.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
+	if err != nil {
+		return v, err
+	}
+	owner := s.owner(op.Target)
+	for _, f := range fs {
+		v.Findings = append(v.Findings, findingRow(p, f, owner, now))
+	}
+	acts, err := s.review.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
+	if err != nil {
+		return v, err
+	}
+	for i := len(acts) - 1; i >= 0; i-- { // oldest first, like the timeline
+		a := acts[i]
+		title, ok := reviewKinds[a.Kind]
+		if !ok {
+			continue
+		}
+		v.Actions = append(v.Actions, views.ReviewAction{Kind: string(a.Kind), Title: title,
+			When: timeView(&a.At, now, ""), By: orName(a.Name, a.Subject) + " (" + a.Role + ")",
+			Why: ledger.PlainText(a.Reason, 500)})
+	}
+	return v, nil
+}
