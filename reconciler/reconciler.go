@@ -153,7 +153,8 @@ func (r *Reconciler) authorisedReplay(ctx context.Context, c *target.Contract, o
 			reason: "the authorised same-key replay was not sent: its window closed before the reconciler reached it"}, nil
 	}
 	a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
-	v := laterSendVerdict(c, op, a, "authorised same-key replay")
+	v := laterSendVerdict(c, op, a, "same-key replay")
+	v.evidence["authorised"] = true
 	if v.to == ledger.Unknown {
 		v.to, v.endReplay = ledger.Escalated, false
 		v.reason += fmt.Sprintf("; the authorised replay settled nothing; escalated again to %s", c.Owner.Team)

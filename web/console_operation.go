@@ -30,6 +30,11 @@ func (s *server) operationPage(c echo.Context) error {
 		return err
 	}
 	v := s.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), s.now())
+	acts, err := s.operationActions(ctx, op)
+	if err != nil {
+		return err
+	}
+	v.Events = mergeActions(v.Events, events, acts, s.now())
 	v.Layout = s.layout(c, "Operation "+op.ID, "operations")
 	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Operation(v))
