@@ -21,6 +21,25 @@ type matrixCase struct {
 	ok  int
 }
 
+// postCase prepares, for a POST route, a record of op's tenant and returns
+// the path and a minimal valid form; the matrix sends it with a valid CSRF
+// token, so that the route's ok is the write succeeding.
+type postCase func(c *console, op ledger.Operation) (path string, form url.Values)
+
+// postCases are the POST routes' preparations, by "POST path", each
+// feature's in its own test file.
+var postCases = mergePosts(escalationPosts)
+
+func mergePosts(all ...map[string]postCase) map[string]postCase {
+	out := map[string]postCase{}
+	for _, m := range all {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 var matrixCases = mergeCases(coreCases, escalationCases, inboxCases, figureCases, adminCases)
 
 func mergeCases(all ...map[string]matrixCase) map[string]matrixCase {
@@ -63,6 +82,7 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 		c := newConsole(t, open(t), web.Config{})
 		for _, r := range routes {
 			mc := matrixCases[r.Method+" "+r.Path]
+			post := postCases[r.Method+" "+r.Path]
 			for _, who := range []string{"", "none", "support", "owner", "manager", "admin"} {
 				for _, tenant := range []string{"own", "other"} {
 					op := c.acme
@@ -73,6 +93,8 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					p := principals[who]
 					switch {
 					case r.Public:
+					case who == "" && post != nil:
+						want = http.StatusUnauthorized // a write is never redirected
 					case who == "":
 						want = http.StatusSeeOther
 					case len(p.Bindings) == 0, !p.Has(r.Permission):
@@ -82,11 +104,19 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					}
 					name := fmt.Sprintf("%s %s/%s/%s", r.Method, r.Path, or(who, "anonymous"), tenant)
 					t.Run(name, func(t *testing.T) {
-						got := c.as(who).do(r.Method, mc.url(c, op), nil)
+						b := c.as(who)
+						var got response
+						if post != nil {
+							path, form := post(c, op)
+							form.Set(web.CSRFField, b.csrfCookie())
+							got = b.do(r.Method, path, form)
+						} else {
+							got = b.do(r.Method, mc.url(c, op), nil)
+						}
 						if got.status != want {
 							t.Fatalf("%s: status %d, want %d: %.300s", name, got.status, want, got.body)
 						}
-						if who == "" && !r.Public {
+						if who == "" && !r.Public && post == nil {
 							if loc := got.header.Get("Location"); !strings.HasPrefix(loc, "/login?return=") {
 								t.Fatalf("anonymous sent to %q", loc)
 							}
