@@ -13,10 +13,13 @@ type Resolution struct {
 	ID          int64
 	Tenant      string
 	OperationID string
-	Fence       int64  // the operation's fence when proposed; approval needs it unchanged
-	To          State  // SUCCEEDED or FAILED_TERMINAL
-	RemoteRef   string // the target's object id, required for SUCCEEDED
-	Reason      string // the evidence the proposer relied on, in words
+	Fence       int64 // the operation's fence when proposed; approval needs it unchanged
+	// Kind is what the proposal asks for; To follows from it (KindTo).
+	// Propose fills in a missing Kind from To, for the CLI's proposals.
+	Kind      ResolutionKind
+	To        State  // SUCCEEDED, FAILED_TERMINAL, or UNKNOWN for a replay
+	RemoteRef string // the target's object id, required for SUCCEEDED
+	Reason    string // the evidence the proposer relied on, in words
 	// ProposedBy is the proposer's stable subject (Actor.Subject), set by
 	// Propose from the context's actor; ProposedByName its display name.
 	ProposedBy     string
@@ -28,6 +31,63 @@ type Resolution struct {
 	DecidedAt     *time.Time
 	Decision      string // "" while open, then "approved", "rejected" or "stale"
 	DecisionWhy   string // the rejecter's reason, or why it went stale
+}
+
+// ResolutionKind names what a proposal asks the second owner to approve.
+type ResolutionKind string
+
+// The kinds of proposal.
+const (
+	// KindConfirmSucceeded: the target holds the object (RemoteRef); the
+	// operation becomes SUCCEEDED.
+	KindConfirmSucceeded ResolutionKind = "confirm_succeeded"
+	// KindConfirmNotApplied: the target did not apply it; FAILED_TERMINAL.
+	KindConfirmNotApplied ResolutionKind = "confirm_not_applied"
+	// KindReplay authorises exactly one same-key replay: approval hands
+	// the operation back to the reconciler (ESCALATED → UNKNOWN, due at
+	// once, Reason ReasonReplayAuthorised), which replays once and
+	// escalates again if that answer is inconclusive.
+	KindReplay ResolutionKind = "replay"
+)
+
+// ResolutionKinds lists the kinds in the order the console offers them.
+var ResolutionKinds = []ResolutionKind{KindConfirmSucceeded, KindConfirmNotApplied, KindReplay}
+
+// KindTo is the state an approved proposal of kind k moves the operation
+// to; "" for an unknown kind.
+func KindTo(k ResolutionKind) State {
+	switch k {
+	case KindConfirmSucceeded:
+		return Succeeded
+	case KindConfirmNotApplied:
+		return FailedTerminal
+	case KindReplay:
+		return Unknown
+	}
+	return ""
+}
+
+// kindOf is the kind a proposal that names only its end state asks for.
+func kindOf(to State) ResolutionKind {
+	switch to {
+	case Succeeded:
+		return KindConfirmSucceeded
+	case FailedTerminal:
+		return KindConfirmNotApplied
+	}
+	return ""
+}
+
+// ReasonReplayAuthorised is the reason an approved replay proposal leaves
+// on the operation: the reconciler's one-shot marker. The reconciler's
+// next record replaces it, so the replay happens once.
+const ReasonReplayAuthorised = "same-key replay authorised by two owners"
+
+// ReplayOpen reports whether a same-key replay of op is still inside its
+// documented window at now, with margin to spare: the window was
+// documented, something was sent, and RetryWindowEnd − margin is later.
+func ReplayOpen(op Operation, margin time.Duration, now time.Time) bool {
+	return op.RetryWindow > 0 && op.FirstClaimedAt != nil && now.Before(op.RetryWindowEnd.Add(-margin))
 }
 
 // Decisions a resolution ends with.
@@ -61,15 +121,26 @@ type ResolutionStore interface {
 	// Resolutions lists the tenant's proposals, newest first; only open ones
 	// when open.
 	Resolutions(ctx context.Context, tenant string, open bool) ([]Resolution, error)
+	// OpenResolutions lists the open proposals of the given tenants (of
+	// every tenant when all), oldest first, at most 500: the proposals
+	// view of a person who owns targets in several tenants.
+	OpenResolutions(ctx context.Context, tenants []string, all bool) ([]Resolution, error)
 }
 
-// ValidateProposal checks a proposal against the operation it resolves.
-func ValidateProposal(op Operation, r Resolution) error {
+// ValidateProposal checks a proposal against the operation it resolves,
+// at now. A replay is accepted only while the ledger's own window is open
+// (the console also holds the contract's margin back; the reconciler
+// checks the window again before it replays).
+func ValidateProposal(op Operation, r Resolution, now time.Time) error {
 	switch {
 	case op.State != Escalated:
 		return Errorf(EInvalidTransition, "only an ESCALATED operation can be resolved by hand; this one is %s", op.State)
-	case r.To != Succeeded && r.To != FailedTerminal:
-		return Errorf(EInvalid, "a manual resolution ends in SUCCEEDED or FAILED_TERMINAL")
+	case KindTo(r.Kind) == "" || KindTo(r.Kind) != r.To:
+		return Errorf(EInvalid, "a manual resolution confirms success, confirms it was not applied, or authorises one replay")
+	case r.Kind == KindReplay && r.RemoteRef != "":
+		return Errorf(EInvalid, "a replay proposal names no object id")
+	case r.Kind == KindReplay && !ReplayOpen(op, 0, now):
+		return Errorf(EInvalid, "the same-key replay window is closed (or was never documented): a replay is no longer safe")
 	case r.To == Succeeded && r.RemoteRef == "":
 		return Errorf(EInvalid, "SUCCEEDED needs the target's object id (remote_ref) that confirms it")
 	case r.Reason == "" || len(r.Reason) > 500:
@@ -83,13 +154,19 @@ func ValidateProposal(op Operation, r Resolution) error {
 // ApprovalOutcome is the transition an approved resolution applies: the
 // approver's subject is the event's actor, and both people (subject and
 // name), the approver's role and the request id are its evidence.
+// An approved replay carries ReasonReplayAuthorised as its reason, the
+// reconciler's marker; the proposer's reason is in the evidence.
 func ApprovalOutcome(r Resolution, approver Actor) Outcome {
+	reason := "manual resolution: " + r.Reason
+	if r.Kind == KindReplay {
+		reason = ReasonReplayAuthorised
+	}
 	return Outcome{
 		Tenant: r.Tenant, OperationID: r.OperationID, Fence: r.Fence, From: Escalated, To: r.To,
-		RemoteRef: r.RemoteRef, Actor: approver.Subject, Reason: "manual resolution: " + r.Reason,
+		RemoteRef: r.RemoteRef, Actor: approver.Subject, Reason: reason,
 		Evidence: map[string]any{
-			"resolution_id": r.ID,
-			"proposed_by":   r.ProposedBy, "proposed_by_name": r.ProposedByName,
+			"resolution_id": r.ID, "kind": string(r.Kind), "proposal_reason": r.Reason,
+			"proposed_by": r.ProposedBy, "proposed_by_name": r.ProposedByName,
 			"approved_by": approver.Subject, "approved_by_name": approver.Name,
 			"role": approver.Role, "request_id": approver.RequestID,
 		},

@@ -44,7 +44,10 @@ func ProposeIn(ctx context.Context, tx ResolutionTx, r Resolution, now time.Time
 	r.Tenant, r.OperationID, r.Fence = op.Tenant, op.ID, op.Fence
 	r.ProposedBy, r.ProposedByName, r.ProposedAt = actor.Subject, actor.Name, now.UTC()
 	r.DecidedBy, r.DecidedByName, r.DecidedAt, r.Decision, r.DecisionWhy = "", "", nil, "", ""
-	if err := ValidateProposal(op, r); err != nil {
+	if r.Kind == "" {
+		r.Kind = kindOf(r.To)
+	}
+	if err := ValidateProposal(op, r, now); err != nil {
 		return r, err
 	}
 	got, err := tx.InsertProposal(ctx, r)

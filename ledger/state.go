@@ -44,8 +44,10 @@ var transitions = map[State][]State{
 	InFlight: {Succeeded, FailedTerminal, Unknown, Escalated},
 	// Only the reconciler touches UNKNOWN; UNKNOWN → UNKNOWN reschedules.
 	Unknown: {Succeeded, FailedTerminal, Escalated, Unknown},
-	// Only an approved manual resolution leaves ESCALATED.
-	Escalated: {Succeeded, FailedTerminal},
+	// Only an approved manual resolution leaves ESCALATED. ESCALATED →
+	// UNKNOWN is an approved same-key replay (KindReplay): the reconciler
+	// replays once and, if that is inconclusive, escalates again.
+	Escalated: {Succeeded, FailedTerminal, Unknown},
 }
 
 // CanTransition reports whether the table allows from → to.

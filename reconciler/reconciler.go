@@ -93,7 +93,15 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 		v := verdict{to: ledger.Escalated, reason: "no contract for target " + op.Target}
 		return v.outcome(op, ledger.Unknown, ledger.ActorReconciler)
 	}
-	v, sentAt := r.ask(ctx, c, op, now)
+	var (
+		v      verdict
+		sentAt *time.Time
+	)
+	if op.Reason == ledger.ReasonReplayAuthorised {
+		v, sentAt = r.authorisedReplay(ctx, c, op, now)
+	} else {
+		v, sentAt = r.ask(ctx, c, op, now)
+	}
 	if v.to == ledger.Unknown && op.Deadline != nil && !now.Before(*op.Deadline) {
 		v.to = ledger.Escalated
 		v.reason = fmt.Sprintf("unresolved past its deadline (%s); escalated to %s <%s>; last finding: %s",
@@ -132,6 +140,26 @@ func (r *Reconciler) ask(ctx context.Context, c *target.Contract, op ledger.Oper
 	}
 	return verdict{to: ledger.Escalated, evidence: map[string]any{"classes": c.Classes()},
 		reason: fmt.Sprintf("the target offers no way to confirm the outcome; escalated to %s", c.Owner.Team)}, nil
+}
+
+// authorisedReplay performs the one same-key replay two owners approved
+// (ledger.KindReplay). Whatever this round records replaces the marker
+// reason, so the replay is not repeated; an answer that settles nothing
+// goes back to the owners (ESCALATED) instead of into the reconciler's
+// loop, and a window that closed since the approval is never replayed into.
+func (r *Reconciler) authorisedReplay(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) (verdict, *time.Time) {
+	if !c.CanReplay(now, op.RetryWindowEnd) {
+		return verdict{to: ledger.Escalated, evidence: map[string]any{"via": "authorised replay"},
+			reason: "the authorised same-key replay was not sent: its window closed before the reconciler reached it"}, nil
+	}
+	a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
+	v := laterSendVerdict(c, op, a, "same-key replay")
+	v.evidence["authorised"] = true
+	if v.to == ledger.Unknown {
+		v.to, v.endReplay = ledger.Escalated, false
+		v.reason += fmt.Sprintf("; the authorised replay settled nothing; escalated again to %s", c.Owner.Team)
+	}
+	return v, &now
 }
 
 // afterLaterSend decides what follows a later send answered "this request

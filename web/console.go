@@ -142,10 +142,11 @@ var navigation = []struct {
 	permission       auth.Permission
 }{
 	{"operations", "Operations", "/operations", auth.ViewOperations},
-	{"targets", "Targets", "/targets", auth.ViewOperations},
-	{"admin", "Admin", "/admin", auth.ManageTokens},
+	{"escalations", "Escalations", "/escalations", auth.Resolve},
 	{"quarantine", "Quarantine", "/quarantine", auth.ReviewInbox},
 	{"findings", "Findings", "/findings", auth.ReviewInbox},
+	{"targets", "Targets", "/targets", auth.ViewOperations},
+	{"admin", "Admin", "/admin", auth.ManageTokens},
 }
 
 // layout is what every page shares; current names the nav entry shown as

@@ -27,6 +27,9 @@ var principals = map[string]*auth.Principal{
 	"support": {Subject: "demo:sam", Name: "Sam Support", Bindings: []auth.Binding{{Role: auth.Support, Tenants: []string{"acme"}}}},
 	"owner": {Subject: "demo:olu", Name: "Olu Owner", Bindings: []auth.Binding{
 		{Role: auth.Owner, Tenants: []string{"acme"}, Targets: []string{"payments"}}}},
+	// A second owner of the same target, for the two-person rule.
+	"owner-b": {Subject: "demo:bea", Name: "Bea Owner", Bindings: []auth.Binding{
+		{Role: auth.Owner, Tenants: []string{"acme"}, Targets: []string{"payments"}}}},
 	"manager": {Subject: "demo:mia", Name: "Mia Manager", Bindings: []auth.Binding{{Role: auth.Manager, Tenants: []string{"acme"}}}},
 	"admin":   {Subject: "demo:ari", Name: "Ari Admin", Bindings: []auth.Binding{{Role: auth.Admin, Tenants: []string{"acme"}}}},
 	"none":    {Subject: "demo:nia", Name: "Nia Nobody"},

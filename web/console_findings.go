@@ -146,12 +146,6 @@ func (s *server) findingAcknowledge(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/findings?done=acknowledged")
 }
 
-// reviewKinds are the actions the operation's page lists under Review.
-var reviewKinds = map[ledger.ActionKind]string{
-	ledger.ActionQuarantineLink:     "An inbound event was linked to this operation as evidence",
-	ledger.ActionFindingAcknowledge: "An audit finding was acknowledged",
-}
-
 // operationReview is what the operation's page shows of its review: its
 // open findings, for everyone who may read it (support should know a
 // finding is being looked at), and the review actions taken about it.
@@ -167,20 +161,6 @@ func (s *server) operationReview(ctx context.Context, p *auth.Principal, op ledg
 	owner := s.owner(op.Target)
 	for _, f := range fs {
 		v.Findings = append(v.Findings, findingRow(p, f, owner, now))
-	}
-	acts, err := s.review.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
-	if err != nil {
-		return v, err
-	}
-	for i := len(acts) - 1; i >= 0; i-- { // oldest first, like the timeline
-		a := acts[i]
-		title, ok := reviewKinds[a.Kind]
-		if !ok {
-			continue
-		}
-		v.Actions = append(v.Actions, views.ReviewAction{Kind: string(a.Kind), Title: title,
-			When: timeView(&a.At, now, ""), By: orName(a.Name, a.Subject) + " (" + a.Role + ")",
-			Why: ledger.PlainText(a.Reason, 500)})
 	}
 	return v, nil
 }

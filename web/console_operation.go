@@ -33,6 +33,11 @@ func (s *server) operationPage(c echo.Context) error {
 	if v.Review, err = s.operationReview(ctx, p, op, s.now()); err != nil {
 		return err
 	}
+	acts, err := s.operationActions(ctx, op)
+	if err != nil {
+		return err
+	}
+	v.Events = mergeActions(v.Events, events, acts, s.now())
 	v.Layout = s.layout(c, "Operation "+op.ID, "operations")
 	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Operation(v))

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -121,6 +122,9 @@ func storyEvent(ev ledger.Event, target, owner string, attempt int, now time.Tim
 		return v
 	case kindResolution:
 		v.Title = "Resolved by hand: " + ev.To.Plain(owner)
+		if ev.To == ledger.Unknown {
+			v.Title = "One same-key replay authorised by two owners"
+		}
 	case kindLookup:
 		v.Title = "settle looked it up at " + target
 	case kindWebhook:
@@ -259,7 +263,15 @@ func evidenceLines(ev map[string]any) []string {
 	if id, ok := take("resolution_id"); ok {
 		p, _ := take("proposed_by")
 		a, _ := take("approved_by")
-		lines = append(lines, fmt.Sprintf("Proposed by %s and approved by %s (resolution %s).", text(p), text(a), num(id)))
+		// Names where the approval recorded them, subjects otherwise; the
+		// role, request id and reason are in the people's actions.
+		pn, _ := take("proposed_by_name")
+		an, _ := take("approved_by_name")
+		for _, k := range []string{"kind", "proposal_reason", "role", "request_id"} {
+			take(k)
+		}
+		lines = append(lines, fmt.Sprintf("Proposed by %s and approved by %s (resolution %s).",
+			cmp.Or(text(pn), text(p)), cmp.Or(text(an), text(a)), num(id)))
 	}
 	var rest []string
 	for k := range ev {

@@ -24,6 +24,25 @@ type matrixCase struct {
 	form func(c *console, op ledger.Operation) url.Values
 }
 
+// postCase prepares, for a POST route, a record of op's tenant and returns
+// the path and a minimal valid form; the matrix sends it with a valid CSRF
+// token, so that the route's ok is the write succeeding.
+type postCase func(c *console, op ledger.Operation) (path string, form url.Values)
+
+// postCases are the POST routes' preparations, by "POST path", each
+// feature's in its own test file.
+var postCases = mergePosts(escalationPosts)
+
+func mergePosts(all ...map[string]postCase) map[string]postCase {
+	out := map[string]postCase{}
+	for _, m := range all {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 var matrixCases = mergeCases(coreCases, escalationCases, inboxCases, figureCases, adminCases)
 
 func mergeCases(all ...map[string]matrixCase) map[string]matrixCase {
@@ -66,6 +85,7 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 		c := newConsole(t, open(t), web.Config{})
 		for _, r := range routes {
 			mc := matrixCases[r.Method+" "+r.Path]
+			post := postCases[r.Method+" "+r.Path]
 			for _, who := range []string{"", "none", "support", "owner", "manager", "admin"} {
 				for _, tenant := range []string{"own", "other"} {
 					op := c.acme
@@ -89,11 +109,16 @@ func TestConsole_AuthorizationMatrix(t *testing.T) {
 					name := fmt.Sprintf("%s %s/%s/%s", r.Method, r.Path, or(who, "anonymous"), tenant)
 					t.Run(name, func(t *testing.T) {
 						b := c.as(who)
-						var form url.Values
-						if mc.form != nil {
-							form = b.withCSRF(mc.form(c, op))
+						var got response
+						switch {
+						case post != nil:
+							path, form := post(c, op)
+							got = b.do(r.Method, path, b.withCSRF(form))
+						case mc.form != nil:
+							got = b.do(r.Method, mc.url(c, op), b.withCSRF(mc.form(c, op)))
+						default:
+							got = b.do(r.Method, mc.url(c, op), nil)
 						}
-						got := b.do(r.Method, mc.url(c, op), form)
 						if got.status != want {
 							t.Fatalf("%s: status %d, want %d: %.300s", name, got.status, want, got.body)
 						}

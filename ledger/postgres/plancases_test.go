@@ -520,6 +520,16 @@ var planCases = []planCase{
 			_, err := f.s.Resolutions(ctx, f.escalated[0].Tenant, true)
 			return err
 		}},
+	{name: "OpenResolutions/Tenants", want: []string{"resolutions_open_all|resolutions_open|resolutions_tenant"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.OpenResolutions(ctx, []string{f.escalated[0].Tenant, "tenant-2"}, false)
+			return err
+		}},
+	{name: "OpenResolutions/All", want: []string{"resolutions_open_all|resolutions_open"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.OpenResolutions(ctx, nil, true)
+			return err
+		}},
 	{name: "Resolutions/All", want: []string{"resolutions_tenant"}, run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.Resolutions(ctx, f.escalated[0].Tenant, false)
 		return err

@@ -87,9 +87,9 @@ SELECT tenant_id, operation_id, target, 'duplicate', updated_at + interval '1 ho
 	CASE WHEN substr(intent_ref, 8)::bigint % 3 <> 0 THEN updated_at + interval '1 day' END
 FROM operation_ledger WHERE state = 'SUCCEEDED' AND substr(intent_ref, 8)::bigint % 1000 = 5`, `
 INSERT INTO resolutions (tenant_id, operation_id, fence_token, to_state, reason, proposed_by,
-	proposed_at, decided_by, decided_at, decision, decision_why)
+	proposed_at, decided_by, decided_at, decision, decision_why, kind)
 SELECT tenant_id, operation_id, fence_token, 'SUCCEEDED', 'seen in the dashboard', 'cli:alice',
-	updated_at, 'cli:bob', updated_at + interval '1 hour', 'rejected', 'no evidence'
+	updated_at, 'cli:bob', updated_at + interval '1 hour', 'rejected', 'no evidence', 'confirm_succeeded'
 FROM operation_ledger WHERE state = 'ESCALATED'`, `
 INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash,
 	rejected_hash, at)

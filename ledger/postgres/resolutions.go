@@ -16,16 +16,17 @@ import (
 var _ ledger.ResolutionStore = (*Store)(nil)
 
 const resolutionCols = `resolution_id, tenant_id, operation_id::text, fence_token, to_state, remote_ref, reason,
-	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why`
+	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why, kind`
 
 func scanResolution(row pgx.Row) (ledger.Resolution, error) {
 	var (
-		r  ledger.Resolution
-		to string
+		r        ledger.Resolution
+		to, kind string
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &r.OperationID, &r.Fence, &to, &r.RemoteRef, &r.Reason,
 		&r.ProposedBy, &r.ProposedByName, &r.ProposedAt, &r.DecidedBy, &r.DecidedByName, &r.DecidedAt,
-		&r.Decision, &r.DecisionWhy)
+		&r.Decision, &r.DecisionWhy, &kind)
+	r.Kind = ledger.ResolutionKind(kind)
 	r.To, r.ProposedAt = ledger.State(to), r.ProposedAt.UTC()
 	utcp(r.DecidedAt)
 	return r, err
@@ -43,10 +44,10 @@ func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.
 
 func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
 	got, err := scanResolution(t.tx.QueryRow(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
-		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+resolutionCols,
+		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at, kind)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING `+resolutionCols,
 		r.Tenant, r.OperationID, r.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, r.ProposedByName,
-		r.ProposedAt))
+		r.ProposedAt, string(r.Kind)))
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
 		return r, ledger.Errorf(ledger.EConflict, "this operation already has an open proposal; approve or reject it first")
@@ -64,7 +65,8 @@ func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id in
 }
 
 // ApplyIfUnchanged writes the transition, its event and its callback with
-// one conditional statement.
+// one conditional statement. An approved replay (→ UNKNOWN) is due for the
+// reconciler at once.
 func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
 	evidence, err := json.Marshal(o.Evidence)
 	if err != nil {
@@ -73,7 +75,8 @@ func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at
 	ops, err := collect(t.tx.Query(ctx, `
 WITH u AS (
 	UPDATE operation_ledger SET state = $4, remote_ref = coalesce(nullif($5, ''), remote_ref),
-		lease_expires_at = NULL, next_reconcile_at = NULL, reason = $6, updated_at = $7
+		lease_expires_at = NULL, next_reconcile_at = CASE WHEN $4 = 'UNKNOWN' THEN $7::timestamptz END,
+		reason = $6, updated_at = $7
 	WHERE tenant_id = $1 AND operation_id = $2 AND state = $11 AND fence_token = $3
 	RETURNING `+cols+`, $11::text AS from_state, $8::text AS actor, $6::text AS reason_ev,
 		$9::jsonb AS evidence
@@ -149,6 +152,23 @@ func (s *Store) Resolutions(ctx context.Context, tenant string, open bool) ([]le
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Resolution, error) { return scanResolution(r) })
 	if err != nil {
 		return nil, fmt.Errorf("resolutions: %w", err)
+	}
+	return out, nil
+}
+
+// OpenResolutions implements ledger.ResolutionStore.
+func (s *Store) OpenResolutions(ctx context.Context, tenants []string, all bool) ([]ledger.Resolution, error) {
+	if tenants == nil {
+		tenants = []string{}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+resolutionCols+` FROM resolutions
+		WHERE decided_at IS NULL AND ($1 OR tenant_id = ANY($2)) ORDER BY resolution_id LIMIT 500`, all, tenants)
+	if err != nil {
+		return nil, fmt.Errorf("open resolutions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Resolution, error) { return scanResolution(r) })
+	if err != nil {
+		return nil, fmt.Errorf("open resolutions: %w", err)
 	}
 	return out, nil
 }

@@ -15,18 +15,19 @@ import (
 var _ ledger.ResolutionStore = (*Store)(nil)
 
 const resolutionCols = `resolution_id, tenant_id, operation_id, fence_token, to_state, remote_ref, reason,
-	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why`
+	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why, kind`
 
 func scanResolution(row scanner) (ledger.Resolution, error) {
 	var (
 		r         ledger.Resolution
-		to        string
+		to, kind  string
 		proposed  int64
 		decidedAt sql.NullInt64
 	)
 	err := row.Scan(&r.ID, &r.Tenant, &r.OperationID, &r.Fence, &to, &r.RemoteRef, &r.Reason,
 		&r.ProposedBy, &r.ProposedByName, &proposed, &r.DecidedBy, &r.DecidedByName, &decidedAt,
-		&r.Decision, &r.DecisionWhy)
+		&r.Decision, &r.DecisionWhy, &kind)
+	r.Kind = ledger.ResolutionKind(kind)
 	r.To, r.ProposedAt, r.DecidedAt = ledger.State(to), fromMicros(proposed), fromNull(decidedAt)
 	return r, err
 }
@@ -44,10 +45,10 @@ func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.
 
 func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
 	got, err := scanResolution(t.tx.QueryRowContext(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
-		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+resolutionCols,
+		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at, kind)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+resolutionCols,
 		r.Tenant, r.OperationID, r.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, r.ProposedByName,
-		micros(r.ProposedAt)))
+		micros(r.ProposedAt), string(r.Kind)))
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
 		return r, ledger.Errorf(ledger.EConflict, "this operation already has an open proposal; approve or reject it first")
 	}
@@ -64,7 +65,8 @@ func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id in
 }
 
 // ApplyIfUnchanged writes the transition with one conditional statement,
-// then its event and its callback.
+// then its event and its callback. An approved replay (→ UNKNOWN) is due
+// for the reconciler at once.
 func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
 	evidence, err := json.Marshal(o.Evidence)
 	if err != nil {
@@ -72,9 +74,9 @@ func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at
 	}
 	ops, err := collect(t.tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
 		remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
-		next_reconcile_at = NULL, reason = ?, updated_at = ?
+		next_reconcile_at = CASE WHEN ? = 'UNKNOWN' THEN ? END, reason = ?, updated_at = ?
 		WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
-		RETURNING `+cols, string(o.To), o.RemoteRef, o.Reason, micros(at), o.Tenant, o.OperationID,
+		RETURNING `+cols, string(o.To), o.RemoteRef, string(o.To), micros(at), o.Reason, micros(at), o.Tenant, o.OperationID,
 		string(o.From), o.Fence))
 	if err != nil || len(ops) == 0 {
 		return ledger.Operation{}, false, err
@@ -153,6 +155,30 @@ func (s *Store) Resolutions(ctx context.Context, tenant string, open bool) ([]le
 		r, err := scanResolution(rows)
 		if err != nil {
 			return nil, fmt.Errorf("resolutions: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// OpenResolutions implements ledger.ResolutionStore.
+func (s *Store) OpenResolutions(ctx context.Context, tenants []string, all bool) ([]ledger.Resolution, error) {
+	list, err := json.Marshal(tenants)
+	if err != nil {
+		return nil, fmt.Errorf("open resolutions: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+resolutionCols+` FROM resolutions
+		WHERE decided_at IS NULL AND (?1 OR tenant_id IN (SELECT value FROM json_each(?2)))
+		ORDER BY resolution_id LIMIT 500`, all, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("open resolutions: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Resolution
+	for rows.Next() {
+		r, err := scanResolution(rows)
+		if err != nil {
+			return nil, fmt.Errorf("open resolutions: %w", err)
 		}
 		out = append(out, r)
 	}

@@ -1,0 +1,51 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// ConfirmObject checks, by one lookup, a person's claim that the target
+// holds remoteRef as op's object: the lookup must find an object with that
+// id carrying settle's reference, and the reconciler's own object check
+// (match fields, completeness) must call it SUCCEEDED. op needs its
+// Payload. checked is false, and nothing asked, when the contract has no
+// lookup; an EInvalid error says in words why the target contradicts the
+// claim (field names only, never values), or that it did not answer.
+func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation,
+	remoteRef string) (checked bool, err error) {
+	if c.Lookup == nil {
+		return false, nil
+	}
+	a := client.Lookup(ctx, c, op.RemoteKey, remoteRef)
+	switch {
+	case !a.Answered():
+		return true, ledger.Errorf(ledger.EInvalid, "the target did not answer the lookup (%s); try again later", a.Failure)
+	case a.Status != 200:
+		return true, ledger.Errorf(ledger.EInvalid, "the target answered the lookup with HTTP %d; it does not confirm %s", a.Status, remoteRef)
+	}
+	results, err := c.Results(a.Body)
+	if err != nil {
+		return true, ledger.Errorf(ledger.EInvalid, "the target's lookup answer could not be read")
+	}
+	for _, res := range results {
+		if id, err := c.RemoteID(res); err != nil || id != remoteRef {
+			continue
+		}
+		v := objectVerdict(c, op, res, map[string]any{})
+		if v.to == ledger.Succeeded {
+			return true, nil
+		}
+		why := v.reason
+		if bad, ok := v.evidence["mismatched_fields"].([]string); ok {
+			why += " (fields: " + strings.Join(bad, ", ") + ")"
+		}
+		return true, ledger.Errorf(ledger.EInvalid, "the target's object %s does not confirm it: %s", remoteRef, why)
+	}
+	return true, ledger.Errorf(ledger.EInvalid, "%s", fmt.Sprintf(
+		"the target holds no object %s carrying settle's reference (the lookup found %d)", remoteRef, len(results)))
+}

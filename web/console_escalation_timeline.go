@@ -1,0 +1,86 @@
+package web
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"settle/ledger"
+	"settle/views"
+)
+
+// operationActions returns the people's actions on op (proposals,
+// approvals, rejections), oldest first; none when the store records none.
+func (s *server) operationActions(ctx context.Context, op ledger.Operation) ([]ledger.Action, error) {
+	as, ok := s.store.(ledger.ActionStore)
+	if !ok {
+		return nil, nil
+	}
+	acts, err := as.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(acts) // newest first from the store
+	return acts, nil
+}
+
+// mergeActions puts the actions into the story in time order: story[i]
+// tells events[i], and an action comes before the first event that is
+// later than it.
+func mergeActions(story []views.Event, events []ledger.Event, acts []ledger.Action, now time.Time) []views.Event {
+	if len(acts) == 0 {
+		return story
+	}
+	out := make([]views.Event, 0, len(story)+len(acts))
+	j := 0
+	for i, ev := range events {
+		for j < len(acts) && !acts[j].At.After(ev.At) {
+			out = append(out, actionEvent(acts[j], now))
+			j++
+		}
+		out = append(out, story[i])
+	}
+	for ; j < len(acts); j++ {
+		out = append(out, actionEvent(acts[j], now))
+	}
+	return out
+}
+
+// actionTitles say what a person did.
+var actionTitles = map[ledger.ActionKind]string{
+	ledger.ActionPropose: "Proposed a manual resolution",
+	ledger.ActionApprove: "Decided on the proposal",
+	ledger.ActionReject:  "Rejected the proposal",
+	// Reviews of inbound evidence and audit findings about the operation.
+	ledger.ActionQuarantineLink:     "Linked an inbound event to this operation as evidence",
+	ledger.ActionFindingAcknowledge: "Acknowledged an audit finding",
+}
+
+// proposalKinds are the actions about a proposal, titled with its number.
+var proposalKinds = map[ledger.ActionKind]bool{ledger.ActionPropose: true, ledger.ActionApprove: true, ledger.ActionReject: true}
+
+// actionEvent tells one person's action: who, under which role, why, and
+// the request that carried it.
+func actionEvent(a ledger.Action, now time.Time) views.Event {
+	title := actionTitles[a.Kind]
+	switch {
+	case a.Kind == ledger.ActionApprove && a.Reason == "approved":
+		title = "Approved the proposal"
+	case a.Kind == ledger.ActionApprove:
+		title = "Tried to approve the proposal, too late: it is void"
+	case title == "":
+		title = string(a.Kind)
+	}
+	if proposalKinds[a.Kind] {
+		title += " (proposal " + a.Object + ")"
+	}
+	v := views.Event{Kind: "action", Title: title, When: timeView(&a.At, now, ""),
+		By: ledger.PlainText(a.Name, 200) + " (" + a.Role + ")"}
+	if a.Reason != "" {
+		v.Lines = append(v.Lines, "Reason: "+ledger.PlainText(a.Reason, 500)+".")
+	}
+	if a.RequestID != "" {
+		v.Lines = append(v.Lines, "Request id: "+ledger.PlainText(a.RequestID, 200)+".")
+	}
+	return v
+}
