@@ -75,19 +75,8 @@ type FindingsPage struct {
 }
 
 // OperationReview is what the review pages know about one operation, on
-// its page: the open audit findings (a banner) and the review actions
-// taken about it.
+// its page: its open audit findings, shown as a banner. The review actions
+// taken about it are in its timeline, with everyone else's.
 type OperationReview struct {
 	Findings []FindingRow
-	Actions  []ReviewAction
-}
-
-// ReviewAction is one review action about an operation, as its page lists
-// it.
-type ReviewAction struct {
-	Kind  string // "quarantine.link", "finding.acknowledge"
-	Title string
-	When  Time
-	By    string // "Olu Owner (owner)"
-	Why   string
 }

@@ -121,7 +121,7 @@ bindings:
 	if st := b.Navigate(base + "/operations/acme/" + pending.ID); st != http.StatusOK {
 		t.Fatalf("operation: %d", st)
 	}
-	if got := b.TextByTestID("review-actions"); !strings.Contains(got, "Olu Owner (owner)") ||
+	if got := b.TextByTestID("timeline"); !strings.Contains(got, "Olu Owner (owner)") ||
 		!strings.Contains(got, "the event's metadata carries our reference") {
 		t.Fatalf("review on the operation's page: %q", got)
 	}

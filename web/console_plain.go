@@ -433,6 +433,31 @@ func durationText(d time.Duration) string {
 	return d.String()
 }
 
+// timeLeftText says how long remains, to the minute, as people say it:
+// "2 days 3 h", "5 h 12 min", "7 min", "less than a minute".
+func timeLeftText(d time.Duration) string {
+	d = d.Truncate(time.Minute)
+	days, hours, mins := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
+	switch {
+	case d <= 0:
+		return "less than a minute"
+	case days > 1 || (days == 1 && hours == 0):
+		s := strconv.Itoa(days) + " days"
+		if days == 1 {
+			s = "1 day"
+		}
+		if hours > 0 {
+			s += " " + strconv.Itoa(hours) + " h"
+		}
+		return s
+	case days == 1:
+		return "1 day " + strconv.Itoa(hours) + " h"
+	case hours > 0:
+		return strconv.Itoa(hours) + " h " + strconv.Itoa(mins) + " min"
+	}
+	return strconv.Itoa(mins) + " min"
+}
+
 // countText shows a state count, "10,000+" when the store stopped
 // counting.
 func countText(n int, capped bool) string {

@@ -185,3 +185,20 @@ func TestOperationView_RendersEveryState(t *testing.T) {
 type staticTargets map[string]Target
 
 func (s staticTargets) Target(name string) (Target, bool) { t, ok := s[name]; return t, ok }
+
+func TestTimeLeftText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second:                         "less than a minute",
+		59 * time.Second:                     "less than a minute",
+		7*time.Minute + 30*time.Second:       "7 min",
+		5*time.Hour + 12*time.Minute:         "5 h 12 min",
+		23*time.Hour + 59*time.Minute + 34e9: "23 h 59 min",
+		24 * time.Hour:                       "1 day",
+		27 * time.Hour:                       "1 day 3 h",
+		51*time.Hour + 10*time.Minute:        "2 days 3 h",
+	} {
+		if got := timeLeftText(d); got != want {
+			t.Errorf("timeLeftText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
