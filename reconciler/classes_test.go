@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,13 +18,32 @@ import (
 )
 
 // A 409 "same key still executing" is waited out and retried only with the
-// same key and the same bytes, until the original answer is replayed.
+// same key and the same bytes, until the original answer is replayed. The
+// first request stays executing at the target until a replay has met its
+// 409: however slow the machine, the replay cannot arrive too late.
 func TestReconciler_SameKeyInProgressWaits(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "A", ConflictOnConcurrent: true, SlowDelay: 1200 * time.Millisecond},
+		r := newRig(t, h, sim.Config{Class: "A", ConflictOnConcurrent: true},
 			func(c *target.Contract) { c.Timeout = 2 * time.Second })
-		r.sim.Script(sim.Slow)
+		conflicted, sawConflict := r.latch()
+		var posts atomic.Int32
+		r.proxy(func(w http.ResponseWriter, req *http.Request, next http.Handler) {
+			switch {
+			case req.Method != http.MethodPost:
+				next.ServeHTTP(w, req)
+			case posts.Add(1) == 1:
+				// The target commits, then cannot write its answer: the
+				// key stays executing.
+				next.ServeHTTP(stalledWriter{w, conflicted}, req)
+			default:
+				sw := &statusWriter{ResponseWriter: w}
+				next.ServeHTTP(sw, req)
+				if sw.status == http.StatusConflict {
+					sawConflict()
+				}
+			}
+		})
 		op := r.create("acme", "order-1", 500)
 		exec := r.executor(r.store)
 		exec.Lease = 300 * time.Millisecond // the first send outlives its lease
@@ -42,6 +62,16 @@ func TestReconciler_SameKeyInProgressWaits(t *testing.T) {
 		}
 	})
 }
+
+// stalledWriter holds a handler's answer until release closes.
+type stalledWriter struct {
+	http.ResponseWriter
+	release <-chan struct{}
+}
+
+func (w stalledWriter) WriteHeader(code int) { <-w.release; w.ResponseWriter.WriteHeader(code) }
+
+func (w stalledWriter) Write(b []byte) (int, error) { <-w.release; return w.ResponseWriter.Write(b) }
 
 // Past its deadline an unresolved operation is escalated to its owner.
 func TestReconciler_DeadlineEscalates(t *testing.T) {
