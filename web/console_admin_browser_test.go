@@ -1,19 +1,14 @@
 package web_test
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/auth/oidctest"
 	"settle/ledger/storetest"
 	"settle/web"
-	"settle/web/browsertest"
 )
 
 // An administrator of tenant acme, signed in through a real OpenID
@@ -24,47 +19,15 @@ import (
 func TestConsoleAdmin_Browser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
-	prov := oidctest.Start(t, oidctest.User{Subject: "ari-1", Name: "Ari Admin", Email: "ari@example.test",
-		Groups: []string{"admin-acme"}})
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	base := "http://" + addr
-	config := fmt.Sprintf(`oidc:
-  issuer: %s
-  client_id: %s
-  client_secret_env: OIDC_SECRET
-  redirect_url: %s/auth/callback
-  scopes: [openid, profile, email, groups]
-session:
-  key_env: SESSION_KEY
-  insecure_cookie: true
-bindings:
-  - group: admin-acme
+	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t)}, `  - group: admin-acme
     role: admin
     tenants: [acme]
-`, prov.Issuer, prov.ClientID, base)
-	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
-	cfg, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	signIn, err := auth.NewConsole(context.Background(), cfg, s, auth.WithRender(web.RenderSignIn), auth.WithListenAddr(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn,
-		Targets: consoleTargets{testTargets}, Contracts: testContracts(t), InsecureCookies: true})
-	srv.Start()
-	t.Cleanup(srv.Close)
-	c := &console{t: t, base: base, store: s}
+`,
+		oidctest.User{Subject: "ari-1", Name: "Ari Admin", Email: "ari@example.test", Groups: []string{"admin-acme"}})
+	base := c.base
 	op := c.create("acme", "inv-3003")
 
-	b := browsertest.New(t)
-	check := func(page string) {
-		t.Helper()
-		b.Screenshot(page)
-		b.RequireAccessible()
-	}
+	b, check := visit(t)
 	prov.SignInAs(t, "ari-1")
 	if st := b.Navigate(base + "/targets"); st != http.StatusOK {
 		t.Fatalf("targets: %d", st)

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,51 +25,17 @@ import (
 func TestConsole_Browser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
-	prov := oidctest.Start(t, oidctest.User{Subject: "sam-7", Name: "Sam Support", Email: "sam@example.test",
-		Groups: []string{"support-acme"}})
-
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	base := "http://" + addr
-	config := fmt.Sprintf(`oidc:
-  issuer: %s
-  client_id: %s
-  client_secret_env: OIDC_SECRET
-  redirect_url: %s/auth/callback
-  scopes: [openid, profile, email, groups]
-session:
-  key_env: SESSION_KEY
-  insecure_cookie: true
-bindings:
-  - group: support-acme
+	c, prov := oidcConsole(t, s, web.Config{}, `  - group: support-acme
     role: support
     tenants: [acme]
-`, prov.Issuer, prov.ClientID, base)
-	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
-	cfg, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	signIn, err := auth.NewConsole(context.Background(), cfg, s, auth.WithRender(web.RenderSignIn), auth.WithListenAddr(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn,
-		Targets: consoleTargets{testTargets}, InsecureCookies: true})
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	c := &console{t: t, base: base, store: s}
+`,
+		oidctest.User{Subject: "sam-7", Name: "Sam Support", Email: "sam@example.test", Groups: []string{"support-acme"}})
+	base := c.base
 	pending := c.pending("acme", "inv-1001")
 	c.create("acme", "inv-1002")
 	other := c.create("globex", "inv-2002")
 
-	b := browsertest.New(t)
-	check := func(page string) {
-		t.Helper()
-		b.Screenshot(page)
-		b.RequireAccessible()
-	}
+	b, check := visit(t)
 
 	// Signing in: the console sends an anonymous visitor to the provider
 	// and brings them back where they were going.
@@ -148,5 +115,59 @@ bindings:
 	b.Navigate(base + "/operations")
 	if n := b.Count(`[data-testid="user-name"]`); n != 0 {
 		t.Fatal("still signed in after sign-out")
+	}
+}
+
+// oidcConsole is a console on loopback over s whose only way in is a real
+// OpenID provider (mockoidc, started here) knowing users; bindings is the
+// YAML list of the console config's role bindings. cfg's Store, Browser,
+// Tokens, SignIn and InsecureCookies are set here; Targets defaults to the
+// test targets.
+func oidcConsole(t *testing.T, s store, cfg web.Config, bindings string, users ...oidctest.User) (*console, *oidctest.Provider) {
+	t.Helper()
+	prov := oidctest.Start(t, users...)
+	srv := httptest.NewUnstartedServer(nil)
+	addr := srv.Listener.Addr().String()
+	base := "http://" + addr
+	config := fmt.Sprintf(`oidc:
+  issuer: %s
+  client_id: %s
+  client_secret_env: OIDC_SECRET
+  redirect_url: %s/auth/callback
+  scopes: [openid, profile, email, groups]
+session:
+  key_env: SESSION_KEY
+  insecure_cookie: true
+bindings:
+%s`, prov.Issuer, prov.ClientID, base, bindings)
+	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
+	ac, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	signIn, err := auth.NewConsole(context.Background(), ac, s, auth.WithRender(web.RenderSignIn),
+		auth.WithListenAddr(addr), auth.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn, cfg.InsecureCookies = s, s, s, signIn, true
+	if cfg.Targets == nil {
+		cfg.Targets = consoleTargets{testTargets}
+	}
+	srv.Config.Handler = web.New(cfg)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &console{t: t, base: base, store: s}, prov
+}
+
+// visit starts a headless Chromium for t; check writes a screenshot of the
+// page it is on and requires axe-core to find nothing.
+func visit(t *testing.T) (b *browsertest.Browser, check func(page string)) {
+	t.Helper()
+	b = browsertest.New(t)
+	return b, func(page string) {
+		t.Helper()
+		b.Screenshot(page)
+		b.RequireAccessible()
 	}
 }

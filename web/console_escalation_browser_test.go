@@ -2,14 +2,11 @@ package web_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/auth/oidctest"
 	"settle/ledger"
 	"settle/ledger/storetest"
@@ -26,54 +23,20 @@ import (
 func TestConsole_EscalationBrowser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
-	prov := oidctest.Start(t,
-		oidctest.User{Subject: "ada-1", Name: "Ada Owner", Email: "ada@example.test", Groups: []string{"payments-owners"}},
-		oidctest.User{Subject: "ben-2", Name: "Ben Owner", Email: "ben@example.test", Groups: []string{"payments-owners"}},
-		oidctest.User{Subject: "sam-7", Name: "Sam Support", Email: "sam@example.test", Groups: []string{"support-acme"}})
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	base := "http://" + addr
-	config := fmt.Sprintf(`oidc:
-  issuer: %s
-  client_id: %s
-  client_secret_env: OIDC_SECRET
-  redirect_url: %s/auth/callback
-  scopes: [openid, profile, email, groups]
-session:
-  key_env: SESSION_KEY
-  insecure_cookie: true
-bindings:
-  - group: payments-owners
+	c, prov := oidcConsole(t, s, web.Config{}, `  - group: payments-owners
     role: owner
     tenants: [acme]
     targets: [payments]
   - group: support-acme
     role: support
     tenants: [acme]
-`, prov.Issuer, prov.ClientID, base)
-	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
-	cfg, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	signIn, err := auth.NewConsole(context.Background(), cfg, s, auth.WithRender(web.RenderSignIn), auth.WithListenAddr(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn,
-		Targets: consoleTargets{testTargets}, InsecureCookies: true})
-	srv.Start()
-	t.Cleanup(srv.Close)
-	c := &console{t: t, base: base, store: s}
+`,
+		oidctest.User{Subject: "ada-1", Name: "Ada Owner", Email: "ada@example.test", Groups: []string{"payments-owners"}}, oidctest.User{Subject: "ben-2", Name: "Ben Owner", Email: "ben@example.test", Groups: []string{"payments-owners"}}, oidctest.User{Subject: "sam-7", Name: "Sam Support", Email: "sam@example.test", Groups: []string{"support-acme"}})
+	base := c.base
 	op := c.escalated("acme")
 	detail := base + escPath(op)
 
-	b := browsertest.New(t)
-	check := func(page string) {
-		t.Helper()
-		b.Screenshot(page)
-		b.RequireAccessible()
-	}
+	b, check := visit(t)
 
 	prov.SignInAs(t, "ada-1")
 	if st := b.Navigate(base + "/escalations"); st != http.StatusOK {

@@ -1,20 +1,15 @@
 package web_test
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/auth/oidctest"
 	"settle/ledger/storetest"
 	"settle/web"
-	"settle/web/browsertest"
 )
 
 // TestConsole_ReviewBrowser is an owner's review in headless Chromium,
@@ -25,51 +20,18 @@ import (
 func TestConsole_ReviewBrowser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
-	prov := oidctest.Start(t, oidctest.User{Subject: "olu-3", Name: "Olu Owner", Email: "olu@example.test",
-		Groups: []string{"payments-acme"}})
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	base := "http://" + addr
-	config := fmt.Sprintf(`oidc:
-  issuer: %s
-  client_id: %s
-  client_secret_env: OIDC_SECRET
-  redirect_url: %s/auth/callback
-  scopes: [openid, profile, email, groups]
-session:
-  key_env: SESSION_KEY
-  insecure_cookie: true
-bindings:
-  - group: payments-acme
+	c, prov := oidcConsole(t, s, web.Config{}, `  - group: payments-acme
     role: owner
     tenants: [acme]
     targets: [payments]
-`, prov.Issuer, prov.ClientID, base)
-	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
-	cfg, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	signIn, err := auth.NewConsole(context.Background(), cfg, s, auth.WithRender(web.RenderSignIn), auth.WithListenAddr(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn,
-		Targets: consoleTargets{testTargets}, InsecureCookies: true})
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	c := &console{t: t, base: base, store: s}
+`,
+		oidctest.User{Subject: "olu-3", Name: "Olu Owner", Email: "olu@example.test", Groups: []string{"payments-acme"}})
+	base := c.base
 	pending := c.pending("acme", "inv-1001")
 	item := strconv.FormatInt(c.quarantined("acme"), 10)
 	f := c.finding("acme")
 
-	b := browsertest.New(t)
-	check := func(page string) {
-		t.Helper()
-		b.Screenshot(page)
-		b.RequireAccessible()
-	}
+	b, check := visit(t)
 	prov.SignInAs(t, "olu-3")
 	if st := b.Navigate(base + "/quarantine"); st != http.StatusOK {
 		t.Fatalf("quarantine: %d", st)
