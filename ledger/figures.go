@@ -92,3 +92,9 @@ func ComputeFigures(tenant string, since time.Time, ts []Transition) TenantFigur
 	sort.Slice(out.Targets, func(i, j int) bool { return out.Targets[i].Target < out.Targets[j].Target })
 	return out
 }
+
+// TenantLister lists every tenant that has operations, sorted, for the
+// figures overview of a manager bound to all tenants.
+type TenantLister interface {
+	Tenants(ctx context.Context) ([]string, error)
+}

@@ -142,6 +142,7 @@ var navigation = []struct {
 	permission       auth.Permission
 }{
 	{"operations", "Operations", "/operations", auth.ViewOperations},
+	{"figures", "Figures", "/figures", auth.ViewFigures},
 }
 
 // layout is what every page shares; current names the nav entry shown as

@@ -22,6 +22,8 @@ type store interface {
 	ledger.Browser
 	ledger.SessionStore
 	ledger.TokenStore
+	ledger.FigureSource
+	ledger.TenantLister
 }
 
 // adminCtx carries the operator who issues and revokes the tests' tokens.

@@ -106,6 +106,7 @@ type server struct {
 	signIn         SignIn // nil: no console
 	browser        ledger.Browser
 	readOnly       bool
+	figures        ledger.FigureSource // nil: no figures pages
 }
 
 // New returns the configured Echo server.
@@ -115,6 +116,9 @@ func New(cfg Config) *echo.Echo {
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser, readOnly: cfg.ReadOnly,
+	}
+	if f, ok := cfg.Store.(ledger.FigureSource); ok {
+		s.figures = f
 	}
 	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
 		s.browser = b

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -46,7 +43,7 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *asCSV {
-		return writeFiguresCSV(stdout, f)
+		return ledger.WriteFiguresCSV(stdout, f)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "tenant %s since %s\n\n", shown(f.Tenant), f.Since.Format(time.RFC3339))
@@ -70,34 +67,4 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(tw, "payload conflicts\t%d\n", f.PayloadConflicts)
 	fmt.Fprintf(tw, "duplicates found by audit\t%d\n", f.Duplicates)
 	return tw.Flush()
-}
-
-func writeFiguresCSV(w io.Writer, f ledger.TenantFigures) error {
-	cw := csv.NewWriter(w)
-	row := func(target, metric, value string) {
-		_ = cw.Write([]string{shown(f.Tenant), shown(target), metric, value})
-	}
-	row("", "since", f.Since.Format(time.RFC3339))
-	for _, t := range f.Targets {
-		days := make([]string, 0, len(t.UnknownPerDay))
-		for d := range t.UnknownPerDay {
-			days = append(days, d)
-		}
-		sort.Strings(days)
-		for _, d := range days {
-			row(t.Target, "unknown_entries:"+d, strconv.Itoa(t.UnknownPerDay[d]))
-		}
-		row(t.Target, "resolved", strconv.Itoa(t.Resolved))
-		row(t.Target, "resolution_median_seconds", strconv.FormatFloat(t.Median.Seconds(), 'f', 3, 64))
-		row(t.Target, "resolution_worst_seconds", strconv.FormatFloat(t.Worst.Seconds(), 'f', 3, 64))
-		row(t.Target, "escalated", strconv.Itoa(t.Escalated))
-	}
-	row("", "open_escalations", strconv.Itoa(f.OpenEscalations))
-	if f.OldestEscalation != nil {
-		row("", "oldest_open_escalation", f.OldestEscalation.Format(time.RFC3339))
-	}
-	row("", "payload_conflicts", strconv.Itoa(f.PayloadConflicts))
-	row("", "duplicates", strconv.Itoa(f.Duplicates))
-	cw.Flush()
-	return cw.Error()
 }

@@ -37,3 +37,23 @@ func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time)
 	}
 	return out, nil
 }
+
+var _ ledger.TenantLister = (*Store)(nil)
+
+// Tenants implements ledger.TenantLister. A loose index scan: one probe of
+// operation_ledger_tenant_created per tenant, not a walk of every row.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE t(id) AS (
+		SELECT min(tenant_id) FROM operation_ledger
+		UNION ALL
+		SELECT (SELECT min(tenant_id) FROM operation_ledger WHERE tenant_id > t.id) FROM t WHERE t.id IS NOT NULL
+	) SELECT id FROM t WHERE id IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	return out, nil
+}

@@ -37,3 +37,23 @@ func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time)
 	}
 	return out, rows.Err()
 }
+
+var _ ledger.TenantLister = (*Store)(nil)
+
+// Tenants implements ledger.TenantLister.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT tenant_id FROM operation_ledger ORDER BY tenant_id`)
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("tenants: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
