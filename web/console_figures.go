@@ -72,7 +72,7 @@ func parseFiguresQuery(v url.Values, now time.Time) figuresQuery {
 		}
 		q.Window, q.Days = "30d", 30
 	}
-	q.Since = today.AddDate(0, 0, 1-q.Days)
+	q.Since = ledger.WindowStart(now, q.Days)
 	return q
 }
 

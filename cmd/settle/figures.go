@@ -11,11 +11,13 @@ import (
 	"settle/ledger"
 )
 
-const figuresUsage = `usage: settle figures --tenant NAME [--since DURATION] [--csv]
+const figuresUsage = `usage: settle figures --tenant NAME [--days N | --since DURATION] [--csv]
 
   The paper's "what to measure", per target: operations entering UNKNOWN per
   day, time from UNKNOWN to resolution (median, worst), escalations and the
   oldest open one, payload conflicts, duplicates found by audit.
+  --days N is whole UTC days ending today, the console's window: the same
+  numbers as its page and CSV, read from the daily rollups.
 `
 
 // figures prints a tenant's manager figures, as a table or as CSV.
@@ -24,12 +26,13 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	window := fs.Duration("since", 30*24*time.Hour, "how far back to look")
+	days := fs.Int("days", 0, "whole UTC days ending today (instead of --since)")
 	asCSV := fs.Bool("csv", false, "print CSV (tenant,target,metric,value) for export")
 	pos, err := parseInterspersed(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	if *tenant == "" || len(pos) != 0 || *window <= 0 {
+	if *tenant == "" || len(pos) != 0 || *window <= 0 || *days < 0 {
 		fmt.Fprint(stderr, figuresUsage)
 		return errUsage
 	}
@@ -38,7 +41,11 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer store.Close()
-	f, err := ledger.Figures(ctx, store, *tenant, time.Now().Add(-*window))
+	since := time.Now().Add(-*window)
+	if *days > 0 {
+		since = ledger.WindowStart(time.Now(), *days)
+	}
+	f, err := ledger.Figures(ctx, store, *tenant, since)
 	if err != nil {
 		return err
 	}

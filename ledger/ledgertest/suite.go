@@ -17,6 +17,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Sessions", func(t *testing.T) { RunSessions(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
+	t.Run("FigureRollups", func(t *testing.T) { testFigureRollups(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
 	t.Run("Window", func(t *testing.T) { testWindow(t, h) })
 	t.Run("TargetLeases", func(t *testing.T) { testTargetLeases(t, h) })
