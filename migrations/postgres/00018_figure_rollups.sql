@@ -71,11 +71,16 @@ CREATE TRIGGER operation_events_figure_rollup AFTER INSERT ON operation_events
     FOR EACH ROW WHEN (NEW.to_state IN ('UNKNOWN', 'SUCCEEDED', 'FAILED_TERMINAL', 'ESCALATED'))
     EXECUTE FUNCTION figure_rollup();
 
--- The history so far, as the trigger would have written it.
+-- The history so far, as the trigger would have written it. A function,
+-- so that a bulk load (TestPlans, BenchmarkFigures), which fills the event
+-- log with the trigger disabled, builds the rollups the same way.
+-- +goose StatementBegin
+CREATE FUNCTION figure_rollup_backfill() RETURNS void LANGUAGE sql AS $$
 INSERT INTO figure_days (tenant_id, target, day)
     SELECT DISTINCT e.tenant_id, o.target, (e.at AT TIME ZONE 'UTC')::date
     FROM operation_events e JOIN operation_ledger o USING (tenant_id, operation_id)
-    WHERE e.to_state IN ('UNKNOWN', 'SUCCEEDED', 'FAILED_TERMINAL', 'ESCALATED');
+    WHERE e.to_state IN ('UNKNOWN', 'SUCCEEDED', 'FAILED_TERMINAL', 'ESCALATED')
+    ON CONFLICT DO NOTHING;
 INSERT INTO figure_episodes (tenant_id, operation_id, target, entered_at, resolved_at)
     SELECT e.tenant_id, e.operation_id, o.target, e.at,
         (SELECT r.at FROM operation_events r
@@ -89,10 +94,14 @@ INSERT INTO figure_escalations (tenant_id, target, at)
     SELECT e.tenant_id, o.target, e.at
     FROM operation_events e JOIN operation_ledger o USING (tenant_id, operation_id)
     WHERE e.to_state = 'ESCALATED';
+$$;
+-- +goose StatementEnd
+SELECT figure_rollup_backfill();
 
 -- +goose Down
 DROP TRIGGER operation_events_figure_rollup ON operation_events;
 DROP FUNCTION figure_rollup();
+DROP FUNCTION figure_rollup_backfill();
 DROP TABLE figure_escalations;
 DROP TABLE figure_episodes;
 DROP TABLE figure_days;
