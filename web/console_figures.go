@@ -60,7 +60,6 @@ func parseFiguresQuery(v url.Values, now time.Time) figuresQuery {
 		q.Problem = "The from date must be a day (YYYY-MM-DD) within the last year; showing 30 days."
 		q.From = ""
 	}
-	q.Days = 0
 	for _, w := range figureWindows {
 		if w.value == q.Window {
 			q.Days = w.days
