@@ -42,11 +42,18 @@ CREATE FUNCTION figure_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     tgt text;
 BEGIN
+    INSERT INTO figure_days (tenant_id, target, day)
+        SELECT NEW.tenant_id, target, (NEW.at AT TIME ZONE 'UTC')::date FROM operation_ledger
+        WHERE tenant_id = NEW.tenant_id AND operation_id = NEW.operation_id
+        ON CONFLICT DO NOTHING;
+    -- The common case ends here, one statement per event: a send answered
+    -- at once. No UNKNOWN episode can be open (nothing leads from UNKNOWN
+    -- back to IN_FLIGHT).
+    IF NEW.from_state = 'IN_FLIGHT' AND NEW.to_state IN ('SUCCEEDED', 'FAILED_TERMINAL') THEN
+        RETURN NULL;
+    END IF;
     SELECT target INTO tgt FROM operation_ledger
         WHERE tenant_id = NEW.tenant_id AND operation_id = NEW.operation_id;
-    INSERT INTO figure_days (tenant_id, target, day)
-        VALUES (NEW.tenant_id, tgt, (NEW.at AT TIME ZONE 'UTC')::date)
-        ON CONFLICT DO NOTHING;
     IF NEW.to_state = 'UNKNOWN' THEN
         IF coalesce(NEW.from_state, '') <> 'UNKNOWN' THEN
             INSERT INTO figure_episodes (tenant_id, operation_id, target, entered_at)
