@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 )
 
@@ -92,4 +94,33 @@ func targetFigures(ctx context.Context, s FigureSource, tenant string, since tim
 		return TenantFigures{}, err
 	}
 	return ComputeFigures(tenant, since, ts), nil
+}
+
+// overviewWorkers bounds how many tenants' figures FiguresOf reads at
+// once: enough to overlap round trips, few enough to leave the pool to
+// the executor.
+const overviewWorkers = 4
+
+// FiguresOf reads the figures of several tenants since the same moment,
+// a few at a time, in the order of tenants: the all-tenants overview.
+func FiguresOf(ctx context.Context, s FigureSource, tenants []string, since time.Time) ([]TenantFigures, error) {
+	out := make([]TenantFigures, len(tenants))
+	errs := make([]error, len(tenants))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(overviewWorkers, len(tenants)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = Figures(ctx, s, tenants[i], since)
+			}
+		}()
+	}
+	for i := range tenants {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out, errors.Join(errs...)
 }

@@ -98,12 +98,15 @@ func (s *server) figuresOverview(c echo.Context) error {
 		return err
 	}
 	days := windowDays(q.Since, q.Days)
-	entries := make([]overviewEntry, 0, len(tenants))
-	for _, t := range tenants {
-		f, err := s.tenantFigures(ctx, t, q.Since)
-		if err != nil {
-			return err
-		}
+	if s.figures == nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable)
+	}
+	all, err := ledger.FiguresOf(ctx, s.figures, tenants, q.Since)
+	if err != nil {
+		return err
+	}
+	entries := make([]overviewEntry, 0, len(all))
+	for _, f := range all {
 		entries = append(entries, summarize(f, days))
 	}
 	v := overviewView(entries, q, days, now)

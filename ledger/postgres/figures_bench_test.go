@@ -83,10 +83,8 @@ func BenchmarkFigures(b *testing.B) {
 			if err != nil || len(tenants) != figureTenants {
 				b.Fatalf("tenants %d: %v", len(tenants), err)
 			}
-			for _, t := range tenants {
-				if _, err := ledger.Figures(ctx, s, t, since); err != nil {
-					b.Fatal(err)
-				}
+			if _, err := ledger.FiguresOf(ctx, s, tenants, since); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
