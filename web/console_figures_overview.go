@@ -24,7 +24,7 @@ var overviewColumns = []struct {
 }{
 	{"tenant", "Tenant", func(a, b overviewEntry) int { return strings.Compare(a.f.Tenant, b.f.Tenant) }},
 	{"unknown", "Entering “Confirmation pending”", func(a, b overviewEntry) int { return a.unknown - b.unknown }},
-	{"median", "Median time to resolution", func(a, b overviewEntry) int { return cmpDur(a.median, b.median) }},
+	{"median", "Median time to resolution (slowest target)", func(a, b overviewEntry) int { return cmpDur(a.median, b.median) }},
 	{"worst", "Worst time to resolution", func(a, b overviewEntry) int { return cmpDur(a.worst, b.worst) }},
 	{"escalated", "Escalated", func(a, b overviewEntry) int { return a.escalated - b.escalated }},
 	{"oldest", "Oldest open escalation", func(a, b overviewEntry) int { return cmpOldest(a.f.OldestEscalation, b.f.OldestEscalation) }},
