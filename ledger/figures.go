@@ -76,6 +76,12 @@ func ComputeFigures(tenant string, since time.Time, ts []Transition) TenantFigur
 			}
 		}
 	}
+	return finishFigures(tenant, since, byTarget, durations)
+}
+
+// finishFigures sorts the targets and computes each one's median and
+// worst: one copy for the raw computation and the rollups.
+func finishFigures(tenant string, since time.Time, byTarget map[string]*TargetFigures, durations map[string][]time.Duration) TenantFigures {
 	out := TenantFigures{Tenant: tenant, Since: since}
 	for name, f := range byTarget {
 		d := durations[name]
@@ -91,4 +97,78 @@ func ComputeFigures(tenant string, since time.Time, ts []Transition) TenantFigur
 	}
 	sort.Slice(out.Targets, func(i, j int) bool { return out.Targets[i].Target < out.Targets[j].Target })
 	return out
+}
+
+// Episode is one entry of an operation into UNKNOWN, with the moment it
+// was resolved (SUCCEEDED, FAILED_TERMINAL or ESCALATED), nil while open.
+type Episode struct {
+	Target   string
+	Entered  time.Time
+	Resolved *time.Time
+}
+
+// Rollup is what the daily rollups hold for a tenant since a UTC midnight:
+// the targets with any transition counted by the figures, the UNKNOWN
+// episodes that began in the window, and the escalations per target.
+type Rollup struct {
+	Targets     []string
+	Episodes    []Episode
+	Escalations map[string]int
+}
+
+// RollupStore reads the figure rollups that the stores keep with every
+// transition (migration 00018), so that the figures cost a few rows of
+// rare states instead of the tenant's whole event log.
+type RollupStore interface {
+	// FigureRollup returns the tenant's rollup since a UTC midnight;
+	// EInvalid for any other moment, which only the raw log answers.
+	FigureRollup(ctx context.Context, tenant string, since time.Time) (Rollup, error)
+}
+
+// IsMidnightUTC reports whether t starts a UTC day: the rollups answer
+// only windows of whole days.
+func IsMidnightUTC(t time.Time) bool { return t.Equal(t.UTC().Truncate(24 * time.Hour)) }
+
+// ComputeRollup turns a rollup into the figures ComputeFigures computes
+// from the same history's transitions: the same numbers, exactly (a store
+// test compares them on randomized histories). Episodes that began before
+// the window are not in it, as ComputeFigures ignores a resolution whose
+// entry it did not see.
+func ComputeRollup(tenant string, since time.Time, r Rollup) TenantFigures {
+	byTarget := map[string]*TargetFigures{}
+	get := func(name string) *TargetFigures {
+		f := byTarget[name]
+		if f == nil {
+			f = &TargetFigures{Target: name, UnknownPerDay: map[string]int{}}
+			byTarget[name] = f
+		}
+		return f
+	}
+	for _, name := range r.Targets {
+		get(name)
+	}
+	durations := map[string][]time.Duration{}
+	for _, e := range r.Episodes {
+		get(e.Target).UnknownPerDay[e.Entered.UTC().Format(time.DateOnly)]++
+		if e.Resolved != nil {
+			durations[e.Target] = append(durations[e.Target], e.Resolved.Sub(e.Entered))
+		}
+	}
+	for name, n := range r.Escalations {
+		get(name).Escalated = n
+	}
+	return finishFigures(tenant, since, byTarget, durations)
+}
+
+// TenantLister lists every tenant that has operations, sorted, for the
+// figures overview of a manager bound to all tenants.
+type TenantLister interface {
+	Tenants(ctx context.Context) ([]string, error)
+}
+
+// WindowStart is the first moment of a window of whole UTC days ending
+// with now's day: the console's 7, 30 and 90 days and `settle figures
+// --days`, which the rollups answer exactly.
+func WindowStart(now time.Time, days int) time.Time {
+	return now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-days)
 }

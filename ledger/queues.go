@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 )
 
@@ -47,15 +49,15 @@ type FigureSource interface {
 }
 
 // Figures assembles a tenant's manager figures since the given time: the
-// per-target figures of its transitions (ComputeFigures), its payload
-// conflicts and duplicates found by audit, and its open escalations with
-// the oldest one, counted over every page.
+// per-target figures (from the daily rollups when s keeps them and since
+// is a UTC midnight, otherwise from the transitions; the same numbers
+// either way), its payload conflicts and duplicates found by audit, and
+// its open escalations with the oldest one, counted over every page.
 func Figures(ctx context.Context, s FigureSource, tenant string, since time.Time) (TenantFigures, error) {
-	ts, err := s.Transitions(ctx, tenant, since)
+	f, err := targetFigures(ctx, s, tenant, since)
 	if err != nil {
-		return TenantFigures{}, err
+		return f, err
 	}
-	f := ComputeFigures(tenant, since, ts)
 	if f.PayloadConflicts, err = s.PayloadConflicts(ctx, tenant, since); err != nil {
 		return f, err
 	}
@@ -77,4 +79,48 @@ func Figures(ctx context.Context, s FigureSource, tenant string, since time.Time
 			return f, nil
 		}
 	}
+}
+
+func targetFigures(ctx context.Context, s FigureSource, tenant string, since time.Time) (TenantFigures, error) {
+	if rs, ok := s.(RollupStore); ok && IsMidnightUTC(since) {
+		r, err := rs.FigureRollup(ctx, tenant, since)
+		if err != nil {
+			return TenantFigures{}, err
+		}
+		return ComputeRollup(tenant, since, r), nil
+	}
+	ts, err := s.Transitions(ctx, tenant, since)
+	if err != nil {
+		return TenantFigures{}, err
+	}
+	return ComputeFigures(tenant, since, ts), nil
+}
+
+// overviewWorkers bounds how many tenants' figures FiguresOf reads at
+// once: enough to overlap round trips, few enough to leave the pool to
+// the executor.
+const overviewWorkers = 4
+
+// FiguresOf reads the figures of several tenants since the same moment,
+// a few at a time, in the order of tenants: the all-tenants overview.
+func FiguresOf(ctx context.Context, s FigureSource, tenants []string, since time.Time) ([]TenantFigures, error) {
+	out := make([]TenantFigures, len(tenants))
+	errs := make([]error, len(tenants))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(overviewWorkers, len(tenants)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = Figures(ctx, s, tenants[i], since)
+			}
+		}()
+	}
+	for i := range tenants {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out, errors.Join(errs...)
 }

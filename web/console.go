@@ -145,6 +145,7 @@ var navigation = []struct {
 	{"escalations", "Escalations", "/escalations", auth.Resolve},
 	{"quarantine", "Quarantine", "/quarantine", auth.ReviewInbox},
 	{"findings", "Findings", "/findings", auth.ReviewInbox},
+	{"figures", "Figures", "/figures", auth.ViewFigures},
 	{"targets", "Targets", "/targets", auth.ViewOperations},
 	{"admin", "Admin", "/admin", auth.ManageTokens},
 }

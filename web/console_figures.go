@@ -1,4 +1,180 @@
 package web
 
-// figureRoutes are the console's pages for the per-tenant figures, charts and CSV export (managers).
-var figureRoutes = []ConsoleRoute{}
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"settle/auth"
+	"settle/ledger"
+	"settle/views"
+)
+
+// figureRoutes are the console's pages for the per-tenant figures, charts
+// and CSV export (managers). The tenant is named in the query: a manager
+// asking for a tenant they may not read gets the same 404 as for an
+// unknown one.
+var figureRoutes = []ConsoleRoute{
+	{Method: http.MethodGet, Path: "/figures", Permission: auth.ViewFigures, Tenanted: true, handle: (*server).figuresPage},
+	{Method: http.MethodGet, Path: "/figures.csv", Permission: auth.ViewFigures, Tenanted: true, handle: (*server).figuresCSV},
+	{Method: http.MethodGet, Path: "/figures/overview", Permission: auth.ViewFigures, handle: (*server).figuresOverview},
+}
+
+// figureWindows are the page's windows, in whole UTC days ending today.
+var figureWindows = []struct {
+	value string
+	days  int
+}{{"7d", 7}, {"30d", 30}, {"90d", 90}}
+
+// maxFigureDays bounds a from date: a year of days is what a page and its
+// rollups are sized for.
+const maxFigureDays = 366
+
+// figuresQuery is a figures page's state, all of it in the URL.
+type figuresQuery struct {
+	Tenant, Window, From string
+	Days                 int
+	Since                time.Time // midnight UTC of the window's first day
+	Problem              string
+	sort, dir            string // the overview's order
+}
+
+// parseFiguresQuery reads the window: ?window=7d|30d|90d (30d when
+// absent), or ?from=YYYY-MM-DD. Windows are whole UTC days ending today,
+// so that the daily rollups answer them exactly.
+func parseFiguresQuery(v url.Values, now time.Time) figuresQuery {
+	q := figuresQuery{Tenant: v.Get("tenant"), Window: v.Get("window"), From: v.Get("from")}
+	today := now.UTC().Truncate(24 * time.Hour)
+	if q.From != "" {
+		from, err := time.Parse(time.DateOnly, q.From)
+		days := int(today.Sub(from)/(24*time.Hour)) + 1
+		if err == nil && days >= 1 && days <= maxFigureDays {
+			q.Window, q.Days, q.Since = "", days, from
+			return q
+		}
+		q.Problem = "The from date must be a day (YYYY-MM-DD) within the last year; showing 30 days."
+		q.From = ""
+	}
+	for _, w := range figureWindows {
+		if w.value == q.Window {
+			q.Days = w.days
+		}
+	}
+	if q.Days == 0 {
+		if q.Window != "" && q.Problem == "" {
+			q.Problem = "Unknown window; showing 30 days."
+		}
+		q.Window, q.Days = "30d", 30
+	}
+	q.Since = ledger.WindowStart(now, q.Days)
+	return q
+}
+
+// params are q's URL parameters, with tenant replaced.
+func (q figuresQuery) params(tenant string) url.Values {
+	v := url.Values{}
+	if tenant != "" {
+		v.Set("tenant", tenant)
+	}
+	if q.From != "" {
+		v.Set("from", q.From)
+	} else {
+		v.Set("window", q.Window)
+	}
+	if q.sort != "" {
+		v.Set("sort", q.sort)
+		v.Set("dir", q.dir)
+	}
+	return v
+}
+
+// figuresTenant is the tenant a figures request is about: the one named,
+// or the principal's only tenant. ok=false: there is no single tenant, and
+// the overview is the page to show.
+func figuresTenant(p *auth.Principal, named string) (tenant string, ok bool, err error) {
+	if named != "" {
+		if !p.Can(auth.ViewFigures, named, "") {
+			return "", false, notFound()
+		}
+		return named, true, nil
+	}
+	if all, ts := p.Tenants(auth.ViewFigures); !all && len(ts) == 1 {
+		return ts[0], true, nil
+	}
+	return "", false, nil
+}
+
+func (s *server) figuresPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := auth.FromContext(ctx)
+	now := s.now()
+	q := parseFiguresQuery(c.QueryParams(), now)
+	tenant, ok, err := figuresTenant(p, q.Tenant)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.Redirect(http.StatusSeeOther, "/figures/overview?"+q.params("").Encode())
+	}
+	f, err := s.tenantFigures(ctx, tenant, q.Since)
+	if err != nil {
+		return err
+	}
+	v := figuresView(f, q, now)
+	if all, ts := p.Tenants(auth.ViewFigures); all || len(ts) > 1 {
+		v.Overview = "/figures/overview?" + q.params("").Encode()
+	}
+	v.Layout = s.layout(c, "Figures for "+ledger.PlainText(tenant, 63), "figures")
+	v.ServedIn = servedIn(c)
+	return s.render(c, http.StatusOK, views.Figures(v))
+}
+
+// figuresCSV is the page's numbers as `settle figures --csv` writes them,
+// by the same function.
+func (s *server) figuresCSV(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := parseFiguresQuery(c.QueryParams(), s.now())
+	tenant, ok, err := figuresTenant(auth.FromContext(ctx), q.Tenant)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound()
+	}
+	f, err := s.tenantFigures(ctx, tenant, q.Since)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := ledger.WriteFiguresCSV(&buf, f); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+csvName(tenant, q.Since)+`"`)
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// csvName is the download's file name: the tenant's name only when it is
+// safe in a header, so that no tenant name can reshape the header.
+func csvName(tenant string, since time.Time) string {
+	name := "tenant"
+	if tenant != "" && len(tenant) <= 63 && !slices.ContainsFunc([]byte(tenant), func(b byte) bool {
+		return !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.')
+	}) {
+		name = tenant
+	}
+	return "settle-figures-" + name + "-" + since.Format(time.DateOnly) + ".csv"
+}
+
+func (s *server) tenantFigures(ctx context.Context, tenant string, since time.Time) (ledger.TenantFigures, error) {
+	if s.figures == nil {
+		return ledger.TenantFigures{}, echo.NewHTTPError(http.StatusServiceUnavailable)
+	}
+	return ledger.Figures(ctx, s.figures, tenant, since)
+}

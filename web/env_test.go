@@ -24,6 +24,8 @@ type store interface {
 	ledger.TokenStore
 	ledger.ResolutionStore
 	ledger.ActionStore
+	ledger.FigureSource
+	ledger.TenantLister
 }
 
 // adminCtx carries the operator who issues and revokes the tests' tokens.

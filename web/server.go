@@ -117,6 +117,7 @@ type server struct {
 	readOnly       bool
 	callbacks      ledger.CallbackStore // nil: no callback admin
 	actions        ledger.ActionStore   // nil: no record shown
+	figures        ledger.FigureSource // nil: no figures pages
 }
 
 // New returns the configured Echo server.
@@ -126,6 +127,9 @@ func New(cfg Config) *echo.Echo {
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,
+	}
+	if f, ok := cfg.Store.(ledger.FigureSource); ok {
+		s.figures = f
 	}
 	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
 		s.browser = b

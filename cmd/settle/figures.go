@@ -2,23 +2,22 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"settle/ledger"
 )
 
-const figuresUsage = `usage: settle figures --tenant NAME [--since DURATION] [--csv]
+const figuresUsage = `usage: settle figures --tenant NAME [--days N | --since DURATION] [--csv]
 
   The paper's "what to measure", per target: operations entering UNKNOWN per
   day, time from UNKNOWN to resolution (median, worst), escalations and the
   oldest open one, payload conflicts, duplicates found by audit.
+  --days N is whole UTC days ending today, the console's window: the same
+  numbers as its page and CSV, read from the daily rollups.
 `
 
 // figures prints a tenant's manager figures, as a table or as CSV.
@@ -27,12 +26,13 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	window := fs.Duration("since", 30*24*time.Hour, "how far back to look")
+	days := fs.Int("days", 0, "whole UTC days ending today (instead of --since)")
 	asCSV := fs.Bool("csv", false, "print CSV (tenant,target,metric,value) for export")
 	pos, err := parseInterspersed(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	if *tenant == "" || len(pos) != 0 || *window <= 0 {
+	if *tenant == "" || len(pos) != 0 || *window <= 0 || *days < 0 {
 		fmt.Fprint(stderr, figuresUsage)
 		return errUsage
 	}
@@ -41,12 +41,16 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer store.Close()
-	f, err := ledger.Figures(ctx, store, *tenant, time.Now().Add(-*window))
+	since := time.Now().Add(-*window)
+	if *days > 0 {
+		since = ledger.WindowStart(time.Now(), *days)
+	}
+	f, err := ledger.Figures(ctx, store, *tenant, since)
 	if err != nil {
 		return err
 	}
 	if *asCSV {
-		return writeFiguresCSV(stdout, f)
+		return ledger.WriteFiguresCSV(stdout, f)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "tenant %s since %s\n\n", shown(f.Tenant), f.Since.Format(time.RFC3339))
@@ -70,34 +74,4 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(tw, "payload conflicts\t%d\n", f.PayloadConflicts)
 	fmt.Fprintf(tw, "duplicates found by audit\t%d\n", f.Duplicates)
 	return tw.Flush()
-}
-
-func writeFiguresCSV(w io.Writer, f ledger.TenantFigures) error {
-	cw := csv.NewWriter(w)
-	row := func(target, metric, value string) {
-		_ = cw.Write([]string{shown(f.Tenant), shown(target), metric, value})
-	}
-	row("", "since", f.Since.Format(time.RFC3339))
-	for _, t := range f.Targets {
-		days := make([]string, 0, len(t.UnknownPerDay))
-		for d := range t.UnknownPerDay {
-			days = append(days, d)
-		}
-		sort.Strings(days)
-		for _, d := range days {
-			row(t.Target, "unknown_entries:"+d, strconv.Itoa(t.UnknownPerDay[d]))
-		}
-		row(t.Target, "resolved", strconv.Itoa(t.Resolved))
-		row(t.Target, "resolution_median_seconds", strconv.FormatFloat(t.Median.Seconds(), 'f', 3, 64))
-		row(t.Target, "resolution_worst_seconds", strconv.FormatFloat(t.Worst.Seconds(), 'f', 3, 64))
-		row(t.Target, "escalated", strconv.Itoa(t.Escalated))
-	}
-	row("", "open_escalations", strconv.Itoa(f.OpenEscalations))
-	if f.OldestEscalation != nil {
-		row("", "oldest_open_escalation", f.OldestEscalation.Format(time.RFC3339))
-	}
-	row("", "payload_conflicts", strconv.Itoa(f.PayloadConflicts))
-	row("", "duplicates", strconv.Itoa(f.Duplicates))
-	cw.Flush()
-	return cw.Error()
 }

@@ -19,6 +19,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("ResolutionKinds", func(t *testing.T) { testResolutionKinds(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
+	t.Run("FigureRollups", func(t *testing.T) { testFigureRollups(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
 	t.Run("Window", func(t *testing.T) { testWindow(t, h) })
 	t.Run("TargetLeases", func(t *testing.T) { testTargetLeases(t, h) })

@@ -37,3 +37,75 @@ func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time)
 	}
 	return out, nil
 }
+
+var _ ledger.TenantLister = (*Store)(nil)
+
+// Tenants implements ledger.TenantLister. A loose index scan: one probe of
+// operation_ledger_tenant_created per tenant, not a walk of every row.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `WITH RECURSIVE t(id) AS (
+		SELECT min(tenant_id) FROM operation_ledger
+		UNION ALL
+		SELECT (SELECT min(tenant_id) FROM operation_ledger WHERE tenant_id > t.id) FROM t WHERE t.id IS NOT NULL
+	) SELECT id FROM t WHERE id IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	return out, nil
+}
+
+var _ ledger.RollupStore = (*Store)(nil)
+
+// FigureRollup implements ledger.RollupStore: three index range reads of
+// the rollup tables (migration 00018), whatever the size of the event log.
+func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time) (ledger.Rollup, error) {
+	if !ledger.IsMidnightUTC(since) {
+		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups start at a UTC midnight")
+	}
+	r := ledger.Rollup{Escalations: map[string]int{}}
+	day := since.UTC().Format(time.DateOnly)
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT target FROM figure_days
+		WHERE tenant_id = $1 AND day >= $2::date`, tenant, day)
+	if err == nil {
+		r.Targets, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return r, fmt.Errorf("figure rollup: %w", err)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT target, entered_at, resolved_at FROM figure_episodes
+		WHERE tenant_id = $1 AND entered_at >= $2`, tenant, since)
+	if err == nil {
+		r.Episodes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.Episode, error) {
+			var e ledger.Episode
+			err := row.Scan(&e.Target, &e.Entered, &e.Resolved)
+			return e, err
+		})
+	}
+	if err != nil {
+		return r, fmt.Errorf("figure rollup: %w", err)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT target, count(*) FROM figure_escalations
+		WHERE tenant_id = $1 AND at >= $2 GROUP BY target`, tenant, since)
+	if err != nil {
+		return r, fmt.Errorf("figure rollup: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			target string
+			n      int
+		)
+		if err := rows.Scan(&target, &n); err != nil {
+			return r, fmt.Errorf("figure rollup: %w", err)
+		}
+		r.Escalations[target] = n
+	}
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("figure rollup: %w", err)
+	}
+	return r, nil
+}

@@ -330,6 +330,17 @@ var planCases = []planCase{
 		_, err := f.s.Findings(ctx, "tenant-1", f.now.Add(-30*24*time.Hour))
 		return err
 	}},
+	// The figures read the rollups of 00018, never the event log.
+	{name: "FigureRollup", want: []string{"figure_days_pkey", "figure_episodes_tenant_entered", "figure_escalations_tenant_at"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.FigureRollup(ctx, "tenant-1", ledger.WindowStart(f.now, 30))
+			return err
+		}},
+	{name: "Tenants", want: []string{"operation_ledger_tenant_created|operation_ledger_intent|operation_ledger_tenant_state|operation_ledger_remote_ref"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.Tenants(ctx)
+			return err
+		}},
 	{name: "CountFindings", want: []string{"audit_findings_tenant_found"}, run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.CountFindings(ctx, "tenant-1", ledger.FindingDuplicate, f.now.Add(-30*24*time.Hour))
 		return err

@@ -37,3 +37,91 @@ func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time)
 	}
 	return out, rows.Err()
 }
+
+var _ ledger.TenantLister = (*Store)(nil)
+
+// Tenants implements ledger.TenantLister.
+func (s *Store) Tenants(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT tenant_id FROM operation_ledger ORDER BY tenant_id`)
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("tenants: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+var _ ledger.RollupStore = (*Store)(nil)
+
+// FigureRollup implements ledger.RollupStore from the rollup tables of
+// migration 00018.
+func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time) (ledger.Rollup, error) {
+	if !ledger.IsMidnightUTC(since) {
+		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups start at a UTC midnight")
+	}
+	r := ledger.Rollup{Escalations: map[string]int{}}
+	if err := s.rollupRows(ctx, `SELECT DISTINCT target FROM figure_days WHERE tenant_id = ? AND day >= ?`,
+		[]any{tenant, since.UTC().Format(time.DateOnly)}, func(scan func(...any) error) error {
+			var t string
+			err := scan(&t)
+			r.Targets = append(r.Targets, t)
+			return err
+		}); err != nil {
+		return r, err
+	}
+	if err := s.rollupRows(ctx, `SELECT target, entered_at, resolved_at FROM figure_episodes
+		WHERE tenant_id = ? AND entered_at >= ?`, []any{tenant, micros(since)}, func(scan func(...any) error) error {
+		var (
+			e        ledger.Episode
+			entered  int64
+			resolved *int64
+		)
+		if err := scan(&e.Target, &entered, &resolved); err != nil {
+			return err
+		}
+		e.Entered = fromMicros(entered)
+		if resolved != nil {
+			at := fromMicros(*resolved)
+			e.Resolved = &at
+		}
+		r.Episodes = append(r.Episodes, e)
+		return nil
+	}); err != nil {
+		return r, err
+	}
+	err := s.rollupRows(ctx, `SELECT target, count(*) FROM figure_escalations WHERE tenant_id = ? AND at >= ?
+		GROUP BY target`, []any{tenant, micros(since)}, func(scan func(...any) error) error {
+		var (
+			t string
+			n int
+		)
+		err := scan(&t, &n)
+		r.Escalations[t] = n
+		return err
+	})
+	return r, err
+}
+
+func (s *Store) rollupRows(ctx context.Context, query string, args []any, each func(scan func(...any) error) error) error {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("figure rollup: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows.Scan); err != nil {
+			return fmt.Errorf("figure rollup: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("figure rollup: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package ledger_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"settle/ledger"
+)
+
+// The one CSV format of the CLI and the console: days in order, durations
+// in seconds, tenant-wide rows without a target, and names with control
+// characters quoted so that they cannot add a row.
+func TestWriteFiguresCSV(t *testing.T) {
+	t.Parallel()
+	oldest := time.Date(2030, 1, 3, 4, 5, 6, 0, time.UTC)
+	f := ledger.TenantFigures{Tenant: "acme\nevil,row", Since: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
+		Targets: []ledger.TargetFigures{{Target: "pay", UnknownPerDay: map[string]int{"2030-01-02": 3, "2030-01-01": 1},
+			Resolved: 2, Median: 90 * time.Second, Worst: 1500 * time.Millisecond, Escalated: 1}},
+		OpenEscalations: 1, OldestEscalation: &oldest, PayloadConflicts: 4, Duplicates: 5}
+	var buf bytes.Buffer
+	if err := ledger.WriteFiguresCSV(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	const tenant = `"""acme\nevil,row"""`
+	want := tenant + `,,since,2030-01-01T00:00:00Z
+` + tenant + `,pay,unknown_entries:2030-01-01,1
+` + tenant + `,pay,unknown_entries:2030-01-02,3
+` + tenant + `,pay,resolved,2
+` + tenant + `,pay,resolution_median_seconds,90.000
+` + tenant + `,pay,resolution_worst_seconds,1.500
+` + tenant + `,pay,escalated,1
+` + tenant + `,,open_escalations,1
+` + tenant + `,,oldest_open_escalation,2030-01-03T04:05:06Z
+` + tenant + `,,payload_conflicts,4
+` + tenant + `,,duplicates,5
+`
+	if got := buf.String(); got != want {
+		t.Fatalf("csv:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// WindowStart is whole UTC days ending with today's; the rollups answer
+// exactly the moments it returns.
+func TestWindowStart(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2030, 1, 31, 23, 59, 0, 0, time.FixedZone("x", 3*3600)) // 20:59 UTC
+	got := ledger.WindowStart(now, 30)
+	if want := time.Date(2030, 1, 2, 0, 0, 0, 0, time.UTC); !got.Equal(want) || !ledger.IsMidnightUTC(got) {
+		t.Fatalf("WindowStart = %s, want %s", got, want)
+	}
+	if ledger.IsMidnightUTC(got.Add(time.Microsecond)) {
+		t.Fatal("a moment after midnight counted as midnight")
+	}
+}
