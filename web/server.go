@@ -117,7 +117,7 @@ type server struct {
 	readOnly       bool
 	callbacks      ledger.CallbackStore // nil: no callback admin
 	actions        ledger.ActionStore   // nil: no record shown
-	figures        ledger.FigureSource // nil: no figures pages
+	figures        ledger.FigureSource  // nil: no figures pages
 }
 
 // New returns the configured Echo server.
