@@ -3,19 +3,15 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"settle/auth"
 	"settle/auth/oidctest"
 	"settle/ledger"
 	"settle/ledger/storetest"
 	"settle/web"
-	"settle/web/browsertest"
 )
 
 // TestConsole_FiguresBrowser is a manager's visit in headless Chromium: the
@@ -25,49 +21,17 @@ import (
 func TestConsole_FiguresBrowser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
-	prov := oidctest.Start(t, oidctest.User{Subject: "mia-3", Name: "Mia Manager", Email: "mia@example.test",
-		Groups: []string{"managers"}})
-	srv := httptest.NewUnstartedServer(nil)
-	addr := srv.Listener.Addr().String()
-	base := "http://" + addr
-	config := fmt.Sprintf(`oidc:
-  issuer: %s
-  client_id: %s
-  client_secret_env: OIDC_SECRET
-  redirect_url: %s/auth/callback
-  scopes: [openid, profile, email, groups]
-session:
-  key_env: SESSION_KEY
-  insecure_cookie: true
-bindings:
-  - group: managers
+	c, prov := oidcConsole(t, s, web.Config{}, `  - group: managers
     role: manager
     tenants: [acme, globex]
-`, prov.Issuer, prov.ClientID, base)
-	env := map[string]string{"OIDC_SECRET": prov.ClientSecret, "SESSION_KEY": strings.Repeat("k", 32)}
-	cfg, err := auth.ParseConfig("console.yaml", []byte(config), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	signIn, err := auth.NewConsole(context.Background(), cfg, s, auth.WithRender(web.RenderSignIn), auth.WithListenAddr(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn,
-		Targets: consoleTargets{testTargets}, InsecureCookies: true})
-	srv.Start()
-	t.Cleanup(srv.Close)
-	c := &console{t: t, base: base, store: s}
+`,
+		oidctest.User{Subject: "mia-3", Name: "Mia Manager", Email: "mia@example.test", Groups: []string{"managers"}})
+	base := c.base
 	c.pending("acme", "inv-1001")
 	c.pending("acme", "inv-1003")
 	c.create("globex", "inv-2002")
 
-	b := browsertest.New(t)
-	check := func(page string) {
-		t.Helper()
-		b.Screenshot(page)
-		b.RequireAccessible()
-	}
+	b, check := visit(t)
 	prov.SignInAs(t, "mia-3")
 	if st := b.Navigate(base + "/figures"); st != http.StatusOK {
 		t.Fatalf("figures after sign-in: %d", st)
