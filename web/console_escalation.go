@@ -191,7 +191,7 @@ func replayAnswer(c *target.Contract, op ledger.Operation, now time.Time) (views
 	a.Lines = []string{"The window is " + durationText(op.RetryWindow) + " from the first send, less the request timeout (" +
 		durationText(c.Timeout) + ") and the replay margin (" + durationText(c.ReplayMargin()) + ")."}
 	if c.CanReplay(now, op.RetryWindowEnd) && ledger.ReplayOpen(op, 0, now) {
-		a.Answer = "Yes: " + timeLeftText(by.Sub(now)) + " left; the last safe moment is"
+		a.Answer = "Yes: " + spanText(by.Sub(now)) + " left; the last safe moment is"
 		return a, true
 	}
 	a.Answer = "No: the window closed"

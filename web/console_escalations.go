@@ -112,7 +112,7 @@ func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQu
 	for _, op := range ops {
 		row := views.EscalationRow{ID: op.ID, Href: escalationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300), State: string(op.State),
-			Status: op.State.Plain(s.owner(op.Target)), Age: durationText(now.Sub(op.CreatedAt)),
+			Status: op.State.Plain(s.owner(op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
 			Since: timeView(&op.CreatedAt, now, ""), Deadline: timeView(op.Deadline, now, "none"),
 			Reason: queueReason(op)}
 		if r, ok := open[op.Tenant+"/"+op.ID]; ok {

@@ -433,9 +433,10 @@ func durationText(d time.Duration) string {
 	return d.String()
 }
 
-// timeLeftText says how long remains, to the minute, as people say it:
-// "2 days 3 h", "5 h 12 min", "7 min", "less than a minute".
-func timeLeftText(d time.Duration) string {
+// spanText says a span of time — an age, the time left — to the minute,
+// as people say it: "2 days 3 h", "5 h 12 min", "7 min", "less than a
+// minute".
+func spanText(d time.Duration) string {
 	d = d.Truncate(time.Minute)
 	days, hours, mins := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
 	switch {

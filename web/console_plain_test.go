@@ -186,7 +186,7 @@ type staticTargets map[string]Target
 
 func (s staticTargets) Target(name string) (Target, bool) { t, ok := s[name]; return t, ok }
 
-func TestTimeLeftText(t *testing.T) {
+func TestSpanText(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		-time.Second:                         "less than a minute",
 		59 * time.Second:                     "less than a minute",
@@ -197,8 +197,8 @@ func TestTimeLeftText(t *testing.T) {
 		27 * time.Hour:                       "1 day 3 h",
 		51*time.Hour + 10*time.Minute:        "2 days 3 h",
 	} {
-		if got := timeLeftText(d); got != want {
-			t.Errorf("timeLeftText(%v) = %q, want %q", d, got, want)
+		if got := spanText(d); got != want {
+			t.Errorf("spanText(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
