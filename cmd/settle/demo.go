@@ -113,6 +113,29 @@ type trickle struct {
 	log     *slog.Logger
 	next    int // the number in the next intent reference
 	n       int // operations attempted
+	// dupe is the remote key of a confirmed charge the simulator will copy
+	// behind settle's back, so that the auditor finds a duplicate for the
+	// owners' Findings page; "" when none is waiting.
+	dupe      string
+	dupeTries int
+}
+
+// demoDupeEvery is how many rounds of demoScenarios pass between two
+// silent duplicates: the first round's charge is copied, then one in
+// every demoDupeEvery rounds.
+const demoDupeEvery = 8
+
+// duplicate copies the waiting charge at the simulator once its original
+// exists, giving up after a few tries (its send may have failed).
+func (t *trickle) duplicate() {
+	s := t.targets.sim(demoCards)
+	if t.dupe == "" || s == nil {
+		return
+	}
+	t.dupeTries++
+	if _, err := s.Duplicate(t.dupe); err == nil || t.dupeTries >= 5 {
+		t.dupe, t.dupeTries = "", 0
+	}
 }
 
 func (t *trickle) run(ctx context.Context) {
@@ -133,6 +156,9 @@ func (t *trickle) run(ctx context.Context) {
 // one registers the next operation. Failures are logged and the trickle
 // goes on: the playground must not stop the server.
 func (t *trickle) one(ctx context.Context) {
+	t.duplicate()
+	round := t.n / len(demoScenarios)
+	copyIt := t.n%len(demoScenarios) == 0 && round%demoDupeEvery == 0
 	sc := demoScenarios[t.n%len(demoScenarios)]
 	tenant := t.n % len(demoTenants)
 	t.n++
@@ -164,7 +190,14 @@ func (t *trickle) one(ctx context.Context) {
 		return
 	}
 	defer resp.Body.Close()
+	var created struct {
+		RemoteKey string `json:"remote_key"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&created)
 	_, _ = io.Copy(io.Discard, resp.Body)
+	if copyIt && resp.StatusCode == http.StatusCreated {
+		t.dupe, t.dupeTries = created.RemoteKey, 0
+	}
 	if resp.StatusCode != http.StatusCreated {
 		t.log.Warn("operation not registered", "intent_ref", ref, "status", resp.StatusCode)
 		return
