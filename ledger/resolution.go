@@ -48,10 +48,15 @@ const (
 	// once, Reason ReasonReplayAuthorised), which replays once and
 	// escalates again if that answer is inconclusive.
 	KindReplay ResolutionKind = "replay"
+	// KindSupersede: the target confirms it holds no object carrying the
+	// operation's reference; the operation becomes FAILED_TERMINAL and, in
+	// the same transaction, a successor intent (SupersedeIntent) is
+	// created for the client to pick up, under a new remote key.
+	KindSupersede ResolutionKind = "supersede"
 )
 
 // ResolutionKinds lists the kinds in the order the console offers them.
-var ResolutionKinds = []ResolutionKind{KindConfirmSucceeded, KindConfirmNotApplied, KindReplay}
+var ResolutionKinds = []ResolutionKind{KindConfirmSucceeded, KindConfirmNotApplied, KindReplay, KindSupersede}
 
 // KindTo is the state an approved proposal of kind k moves the operation
 // to; "" for an unknown kind.
@@ -59,7 +64,7 @@ func KindTo(k ResolutionKind) State {
 	switch k {
 	case KindConfirmSucceeded:
 		return Succeeded
-	case KindConfirmNotApplied:
+	case KindConfirmNotApplied, KindSupersede:
 		return FailedTerminal
 	case KindReplay:
 		return Unknown
@@ -115,6 +120,12 @@ type ResolutionStore interface {
 	// (and the proposal marked stale) when the operation changed since the
 	// proposal; ENotFound for no open proposal of that tenant.
 	Approve(ctx context.Context, tenant string, id int64) (Operation, error)
+	// ApproveSupersede is Approve for a supersede proposal (Approve refuses
+	// one, EInvalid): with the transition it creates, in the same
+	// transaction, the successor (Successor, its payload rebound by
+	// rebind), and returns both. EConflict, nothing written, when the
+	// successor's intent exists already.
+	ApproveSupersede(ctx context.Context, tenant string, id int64, rebind Rebinder) (superseded, successor Operation, err error)
 	// Reject closes an open proposal of the tenant without changing the
 	// operation; why is required.
 	Reject(ctx context.Context, tenant string, id int64, why string) error
@@ -136,9 +147,9 @@ func ValidateProposal(op Operation, r Resolution, now time.Time) error {
 	case op.State != Escalated:
 		return Errorf(EInvalidTransition, "only an ESCALATED operation can be resolved by hand; this one is %s", op.State)
 	case KindTo(r.Kind) == "" || KindTo(r.Kind) != r.To:
-		return Errorf(EInvalid, "a manual resolution confirms success, confirms it was not applied, or authorises one replay")
-	case r.Kind == KindReplay && r.RemoteRef != "":
-		return Errorf(EInvalid, "a replay proposal names no object id")
+		return Errorf(EInvalid, "a manual resolution confirms success, confirms it was not applied, authorises one replay, or supersedes")
+	case (r.Kind == KindReplay || r.Kind == KindSupersede) && r.RemoteRef != "":
+		return Errorf(EInvalid, "a replay or supersede proposal names no object id")
 	case r.Kind == KindReplay && !ReplayOpen(op, 0, now):
 		return Errorf(EInvalid, "the same-key replay window is closed (or was never documented): a replay is no longer safe")
 	case r.To == Succeeded && r.RemoteRef == "":

@@ -28,7 +28,14 @@ type ResolutionTx interface {
 	Decide(ctx context.Context, r Resolution) error
 	// RecordAction appends a to the record of human actions.
 	RecordAction(ctx context.Context, a Action) error
+	// CreateTx creates a supersede's successor in the same transaction.
+	CreateTx
 }
+
+// Rebinder replaces the reference a bound payload carries with a new
+// remote key (a target contract's Rebind); deterministic, as
+// NewOperation.Bind must be.
+type Rebinder func(payload []byte, remoteKey, tenant string) ([]byte, error)
 
 // ProposeIn records, in tx, a proposal by the context's actor: the
 // operation must be the tenant's and ESCALATED, the proposal valid.
@@ -65,6 +72,7 @@ func ProposeIn(ctx context.Context, tx ResolutionTx, r Resolution, now time.Time
 // the proposal is closed as stale, so that nobody approves it again.
 type Approval struct {
 	Operation Operation // the resolved operation, when approved
+	Successor Operation // the operation an approved supersede created
 	Stale     bool      // the operation changed after the proposal
 }
 
@@ -84,7 +92,14 @@ func (a Approval) Err() error {
 // if the operation is unchanged since it was proposed (still ESCALATED at
 // the same fence); otherwise it is closed as stale. Any error means: roll
 // back; a stale Approval means: commit, then answer Approval.Err.
-func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, now time.Time) (Approval, error) {
+//
+// A supersede proposal needs rebind (EInvalid without one, and a non-nil
+// rebind is refused for other kinds): its successor (Successor) is created
+// by CreateIn in tx after the transition, and each names the other in its
+// record — the event's evidence "superseded_by", an approval action on the
+// successor "supersedes". If the successor's intent already exists the
+// approval fails and nothing is written.
+func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, rebind Rebinder, now time.Time) (Approval, error) {
 	actor, err := ActorOf(ctx)
 	if err != nil {
 		return Approval{}, err
@@ -96,15 +111,37 @@ func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, no
 	if r.ProposedBy == actor.Subject {
 		return Approval{}, Errorf(EForbidden, "nobody approves their own proposal")
 	}
-	op, ok, err := tx.ApplyIfUnchanged(ctx, ApprovalOutcome(r, actor), now)
+	if (r.Kind == KindSupersede) != (rebind != nil) {
+		return Approval{}, Errorf(EInvalid, "a supersede proposal, and only one, is approved with its successor's binding")
+	}
+	outcome := ApprovalOutcome(r, actor)
+	var superseded, next Operation
+	if r.Kind == KindSupersede {
+		if superseded, err = tx.Operation(ctx, r.Tenant, r.OperationID); err != nil {
+			return Approval{}, err
+		}
+		n := Successor(superseded, rebind)
+		if next, err = Prepare(n, now); err != nil {
+			return Approval{}, err
+		}
+		outcome.Evidence["superseded_by"] = next.ID
+		outcome.Evidence["successor_intent_ref"] = next.IntentRef
+	}
+	op, ok, err := tx.ApplyIfUnchanged(ctx, outcome, now)
 	if err != nil {
 		return Approval{}, err
+	}
+	if ok && r.Kind == KindSupersede {
+		if next, err = createSuccessor(ctx, tx, r, superseded, next, rebind, now); err != nil {
+			return Approval{}, err
+		}
 	}
 	r.Decision, r.DecisionWhy = DecisionApproved, ""
 	reason := "approved"
 	if !ok {
 		r.Decision, r.DecisionWhy = DecisionStale, "the operation changed after the proposal"
 		reason = "stale: " + r.DecisionWhy
+		next = Operation{}
 	}
 	at := now.UTC()
 	r.DecidedBy, r.DecidedByName, r.DecidedAt = actor.Subject, actor.Name, &at
@@ -118,7 +155,27 @@ func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, no
 	if err := tx.RecordAction(ctx, a); err != nil {
 		return Approval{}, err
 	}
-	return Approval{Operation: op, Stale: !ok}, nil
+	return Approval{Operation: op, Successor: next, Stale: !ok}, nil
+}
+
+// createSuccessor creates the prepared successor next of the superseded
+// operation in tx, and records on it which operation it supersedes. An
+// existing intent (a client's own, or any other) is never reused: the
+// approval fails, so that nothing it wrote stands.
+func createSuccessor(ctx context.Context, tx ResolutionTx, r Resolution, superseded Operation, next Operation, rebind Rebinder, now time.Time) (Operation, error) {
+	n := Successor(superseded, rebind)
+	c, err := CreateIn(ctx, tx, n, next)
+	if err != nil {
+		return Operation{}, err
+	}
+	if !c.Created {
+		return Operation{}, Errorf(EConflict, "the successor's intent %s already exists; nothing was approved", next.IntentRef)
+	}
+	a, err := NewAction(ctx, ActionApprove, r.Tenant, formatID(r.ID), c.Operation.ID, "supersedes "+superseded.ID, now)
+	if err != nil {
+		return Operation{}, err
+	}
+	return c.Operation, tx.RecordAction(ctx, a)
 }
 
 // RejectIn closes, in tx, the tenant's open proposal id as rejected by the

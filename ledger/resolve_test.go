@@ -63,6 +63,19 @@ func (f *fakeTx) RecordAction(_ context.Context, a ledger.Action) error {
 	return nil
 }
 
+// fakeTx creates nothing: the stores' conformance suite covers supersede.
+func (f *fakeTx) InsertIfNew(context.Context, ledger.Operation) (ledger.Operation, bool, error) {
+	return ledger.Operation{}, false, ledger.Errorf(ledger.EInternal, "fakeTx creates nothing")
+}
+
+func (f *fakeTx) ByIntent(context.Context, string, string, string) (ledger.Operation, error) {
+	return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "fakeTx creates nothing")
+}
+
+func (f *fakeTx) RecordConflict(context.Context, ledger.Operation, []byte, time.Time) error {
+	return nil
+}
+
 func (f *fakeTx) wrote() bool {
 	return len(f.applied)+len(f.decided)+len(f.inserted)+len(f.actions) > 0
 }
@@ -84,7 +97,7 @@ func TestApproveIn(t *testing.T) {
 	t.Parallel()
 	t.Run("Approved", func(t *testing.T) {
 		tx := newFakeTx()
-		a, err := ledger.ApproveIn(actor("oidc:bob", "Bob"), tx, "acme", 7, now)
+		a, err := ledger.ApproveIn(actor("oidc:bob", "Bob"), tx, "acme", 7, nil, now)
 		if err != nil || a.Stale || a.Err() != nil || a.Operation.State != ledger.FailedTerminal {
 			t.Fatalf("approve: %+v, %v", a, err)
 		}
@@ -104,7 +117,7 @@ func TestApproveIn(t *testing.T) {
 	t.Run("Stale", func(t *testing.T) {
 		tx := newFakeTx()
 		tx.unchanged = false
-		a, err := ledger.ApproveIn(actor("oidc:bob", "Bob"), tx, "acme", 7, now)
+		a, err := ledger.ApproveIn(actor("oidc:bob", "Bob"), tx, "acme", 7, nil, now)
 		if err != nil || !a.Stale || ledger.ErrorCode(a.Err()) != ledger.EStaleFence {
 			t.Fatalf("stale approval: %+v, %v (must commit, then answer EStaleFence)", a, err)
 		}
@@ -126,7 +139,7 @@ func TestApproveIn(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			tx := newFakeTx()
-			_, err := ledger.ApproveIn(c.ctx, tx, c.tenant, 7, now)
+			_, err := ledger.ApproveIn(c.ctx, tx, c.tenant, 7, nil, now)
 			if ledger.ErrorCode(err) != c.want {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
@@ -214,5 +227,17 @@ func TestNewAction(t *testing.T) {
 	if err != nil || len(a.Reason) > 500 || !utf8.ValidString(a.Reason) || a.Subject != "oidc:ada" || a.Name != "Ada" ||
 		a.Role != "owner" || a.RequestID != "r-1" || a.Kind != ledger.ActionReject || !a.At.Equal(now) {
 		t.Fatalf("action %+v, %v", a, err)
+	}
+}
+
+func TestSupersedeIntent(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"order-1": "order-1~s1", "order-1~s1": "order-1~s2", "order-1~s9": "order-1~s10",
+		"a~s": "a~s~s1", "a~s01": "a~s01~s1", "a~sx": "a~sx~s1",
+	} {
+		if got := ledger.SupersedeIntent(in); got != want {
+			t.Errorf("SupersedeIntent(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -49,3 +49,30 @@ func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contrac
 	return true, ledger.Errorf(ledger.EInvalid, "%s", fmt.Sprintf(
 		"the target holds no object %s carrying settle's reference (the lookup found %d)", remoteRef, len(results)))
 }
+
+// ConfirmAbsent checks, by one lookup, a person's claim that the target
+// holds no object carrying op's reference (a supersede's precondition):
+// the lookup must answer 200 with no result, read as the reconciler reads
+// it. checked is false, and nothing asked, when the contract has no
+// lookup; an EInvalid error says in words why absence is not confirmed.
+func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation) (checked bool, err error) {
+	if c.Lookup == nil {
+		return false, nil
+	}
+	a := client.Lookup(ctx, c, op.RemoteKey, op.RemoteRef)
+	switch {
+	case !a.Answered():
+		return true, ledger.Errorf(ledger.EInvalid, "the target did not answer the lookup (%s); absence is not confirmed, try again later", a.Failure)
+	case a.Status != 200:
+		return true, ledger.Errorf(ledger.EInvalid, "the target answered the lookup with HTTP %d; absence is not confirmed", a.Status)
+	}
+	results, err := c.Results(a.Body)
+	if err != nil {
+		return true, ledger.Errorf(ledger.EInvalid, "the target's lookup answer could not be read; absence is not confirmed")
+	}
+	if len(results) > 0 {
+		return true, ledger.Errorf(ledger.EInvalid,
+			"the target holds %d object(s) carrying this operation's reference: it was applied, so it cannot be superseded", len(results))
+	}
+	return true, nil
+}

@@ -15,9 +15,22 @@ import (
 // where a field cannot be placed (its parent is a string, an array, null…),
 // is a ledger.EInvalid that names the field and the clash.
 func (c *Contract) Bind(payload []byte, remoteKey, tenant string) ([]byte, error) {
+	return c.bind(payload, remoteKey, tenant, false)
+}
+
+// Rebind is Bind for a payload settle bound already, the approved payload
+// of an operation being superseded: the reference it carries (a string) is
+// replaced by the successor's remote key, where Bind would refuse it. The
+// tenant field is kept as Bind keeps it: it must already be tenant's.
+// Deterministic, as ledger.Rebinder requires.
+func (c *Contract) Rebind(payload []byte, remoteKey, tenant string) ([]byte, error) {
+	return c.bind(payload, remoteKey, tenant, true)
+}
+
+func (c *Contract) bind(payload []byte, remoteKey, tenant string, replace bool) ([]byte, error) {
 	var fields []boundField
 	if c.ReferenceField != "" {
-		fields = append(fields, boundField{path: c.ReferenceField, value: remoteKey,
+		fields = append(fields, boundField{path: c.ReferenceField, value: remoteKey, replace: replace,
 			what: fmt.Sprintf("the operation's reference (target %s, reference_field)", c.Name)})
 	}
 	if c.TenantField != "" {

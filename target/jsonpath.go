@@ -63,6 +63,9 @@ func InjectFields(payload []byte, fields map[string]string) ([]byte, error) {
 // the client ("the operation's reference (reference_field of target x)").
 type boundField struct {
 	path, value, what string
+	// replace lets a string already at path be overwritten: a supersede's
+	// successor carries its predecessor's reference, which it replaces.
+	replace bool
 }
 
 func inject(payload []byte, fields []boundField) ([]byte, error) {
@@ -98,7 +101,10 @@ func inject(payload []byte, fields []boundField) ([]byte, error) {
 		}
 		last := segs[len(segs)-1]
 		if old, exists := m[last]; exists {
-			if s, isStr := old.(string); !isStr || s != f.value {
+			if s, isStr := old.(string); isStr && f.replace {
+				m[last] = f.value
+				continue
+			} else if !isStr || s != f.value {
 				return nil, ledger.Errorf(ledger.EInvalid,
 					"payload.%s is already set, but settle writes %s there; leave it out of the payload", f.path, f.what)
 			}

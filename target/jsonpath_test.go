@@ -262,3 +262,42 @@ func TestContract_BindClash(t *testing.T) {
 		t.Fatalf("Bind with the same reference already set: %s, %v", got, err)
 	}
 }
+
+func TestContract_Rebind(t *testing.T) {
+	c := parseOne(t, `    reference_field: metadata.settle_ref
+    tenant_field: account.tenant
+    response: {id_field: id, match: [amount, metadata.settle_ref, account.tenant]}
+`, "response")
+	bound, err := c.Bind([]byte(`{"amount":1}`), "key-1", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Rebind(bound, "key-2", "acme")
+	if err != nil || string(got) != `{"account":{"tenant":"acme"},"amount":1,"metadata":{"settle_ref":"key-2"}}` {
+		t.Fatalf("Rebind = %s, %v; want the reference replaced, all else kept", got, err)
+	}
+	if again, _ := c.Rebind(bound, "key-2", "acme"); string(again) != string(got) {
+		t.Errorf("Rebind is not deterministic: %s then %s", got, again)
+	}
+	if ref, tenant := c.References(got); ref != "key-2" || tenant != "acme" {
+		t.Errorf("References(rebound) = %q, %q", ref, tenant)
+	}
+	// Bind still refuses what Rebind replaces.
+	if _, err := c.Bind(bound, "key-2", "acme"); ledger.ErrorCode(err) != ledger.EInvalid {
+		t.Errorf("Bind over another reference = %v, want invalid", err)
+	}
+	// Only the reference is replaced: another tenant, or a reference that is
+	// not a string, is refused as Bind refuses it.
+	for _, payload := range []string{
+		`{"account":{"tenant":"globex"},"metadata":{"settle_ref":"key-1"}}`,
+		`{"metadata":{"settle_ref":7}}`,
+	} {
+		if _, err := c.Rebind([]byte(payload), "key-2", "acme"); ledger.ErrorCode(err) != ledger.EInvalid {
+			t.Errorf("Rebind(%s) = %v, want invalid", payload, err)
+		}
+	}
+	// A payload without a reference gets one, as from Bind.
+	if got, err := c.Rebind([]byte(`{"amount":1}`), "key-3", "acme"); err != nil || !strings.Contains(string(got), `"settle_ref":"key-3"`) {
+		t.Errorf("Rebind without a reference = %s, %v", got, err)
+	}
+}

@@ -76,6 +76,7 @@ type EscalationPage struct {
 	Kinds       []KindChoice
 	ProposeHref string
 	NoPropose   string // why nothing can be proposed, in words
+	NoSupersede string // why supersede is not among Kinds, in words
 }
 
 // ProposalsPage lists open proposals awaiting the viewer and the viewer's

@@ -123,6 +123,13 @@ func (s *server) escalationView(op ledger.Operation, events []ledger.Event, open
 			v.Kinds = append(v.Kinds, views.KindChoice{Value: string(ledger.KindReplay), Label: kindLabel(ledger.KindReplay),
 				Help: "settle sends the approved request once more with the same key, then escalates again if that settles nothing"})
 		}
+		if c != nil && c.Lookup != nil {
+			v.Kinds = append(v.Kinds, views.KindChoice{Value: string(ledger.KindSupersede), Label: kindLabel(ledger.KindSupersede),
+				Help: "the target holds nothing under this operation's reference (settle checks by a lookup when it is proposed and again when it is approved); it ends as not applied and a new intent, " +
+					ledger.PlainText(ledger.SupersedeIntent(op.IntentRef), 300) + ", is registered for the client to pick up"})
+		} else {
+			v.NoSupersede = noSupersede(op.Target)
+		}
 	}
 	return v
 }

@@ -50,6 +50,10 @@ func (s *server) proposeResolution(c echo.Context) error {
 		if _, ok := replayAnswer(ct, op, s.now()); !ok {
 			return formError("A same-key replay is not possible for this operation any more: see the third question.")
 		}
+	case ledger.KindSupersede:
+		if err := s.confirmAbsent(ctx, ct, op); err != nil {
+			return err
+		}
 	}
 	rs, err := s.resolutions()
 	if err != nil {
@@ -78,11 +82,45 @@ func (s *server) confirmByLookup(ctx context.Context, ct *target.Contract, op le
 	return nil
 }
 
+// confirmAbsent asks the target whether it holds any object carrying op's
+// reference; a supersede needs it to hold none. Unlike "confirm
+// succeeded" there is no second owner's word to fall back on: without a
+// lookup, absence cannot be confirmed and supersede is refused.
+func (s *server) confirmAbsent(ctx context.Context, ct *target.Contract, op ledger.Operation) error {
+	if ct == nil || ct.Lookup == nil {
+		return formError(noSupersede(op.Target))
+	}
+	if _, err := reconciler.ConfirmAbsent(ctx, target.NewClient(), ct, op); err != nil {
+		return actionError(err)
+	}
+	return nil
+}
+
+// noSupersede says why supersede is not offered for a target.
+func noSupersede(targetName string) string {
+	return "Supersede is not offered: the contract for " + targetName +
+		" has no lookup, so settle cannot confirm that the target holds nothing under this operation's reference."
+}
+
 // approveResolution applies the open proposal named in the form, by an
-// owner of the operation's target who did not propose it.
+// owner of the operation's target who did not propose it. A supersede is
+// checked against the target again (absence may have changed since the
+// proposal), and its successor's payload is rebound by the contract.
 func (s *server) approveResolution(c echo.Context) error {
 	return s.decide(c, func(ctx context.Context, rs ledger.ResolutionStore, r ledger.Resolution) error {
-		_, err := rs.Approve(ctx, r.Tenant, r.ID)
+		if r.Kind != ledger.KindSupersede {
+			_, err := rs.Approve(ctx, r.Tenant, r.ID)
+			return err
+		}
+		op, err := s.store.Get(ctx, r.Tenant, r.OperationID)
+		if err != nil {
+			return err
+		}
+		ct := s.contract(op.Target)
+		if err := s.confirmAbsent(ctx, ct, op); err != nil {
+			return err
+		}
+		_, _, err = rs.ApproveSupersede(ctx, r.Tenant, r.ID, ct.Rebind)
 		return err
 	})
 }

@@ -256,6 +256,8 @@ func kindLabel(k ledger.ResolutionKind) string {
 		return "Confirm not applied"
 	case ledger.KindReplay:
 		return "Authorise one same-key replay"
+	case ledger.KindSupersede:
+		return "Supersede: close as not applied and register a new intent"
 	}
 	return string(k)
 }

@@ -18,6 +18,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Sessions", func(t *testing.T) { RunSessions(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("ResolutionKinds", func(t *testing.T) { testResolutionKinds(t, h) })
+	t.Run("Supersede", func(t *testing.T) { testSupersede(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
 	t.Run("FigureRollups", func(t *testing.T) { testFigureRollups(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })

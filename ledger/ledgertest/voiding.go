@@ -64,4 +64,30 @@ func ProposalVoided(t *testing.T, s ledger.Store, move func(op ledger.Operation)
 	// Nobody approves it a second time.
 	_, err = rs.Approve(as("oidc:carol"), "acme", r.ID)
 	wantCode(t, err, ledger.ENotFound)
+
+	// A void supersede creates no successor.
+	sup, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "void-2",
+		Target: "payments", Payload: []byte(`{"amount":2}`), RetryWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err = s.Claim(ctx, "acme", sup.ID, sup.PayloadHash, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, outcome(held, ledger.InFlight, ledger.Escalated)); err != nil {
+		t.Fatal(err)
+	}
+	rs2, err := rs.Propose(as("oidc:alice"), ledger.Resolution{Tenant: "acme", OperationID: sup.ID,
+		Kind: ledger.KindSupersede, To: ledger.FailedTerminal, Reason: "absent at the target"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	move(sup)
+	_, _, err = rs.ApproveSupersede(as("oidc:bob"), "acme", rs2.ID, refBind)
+	wantCode(t, err, ledger.EStaleFence)
+	if after, _ := s.Get(ctx, "acme", sup.ID); after.State != ledger.Escalated {
+		t.Fatalf("a void supersede moved the operation to %s", after.State)
+	}
+	_, err = s.GetByIntent(ctx, "acme", "charge", ledger.SupersedeIntent("void-2"))
+	wantCode(t, err, ledger.ENotFound)
 }

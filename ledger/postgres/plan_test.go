@@ -189,4 +189,6 @@ func pick(ctx context.Context, t *testing.T, pool *pgxpool.Pool, f *planFixture)
 		one(`state = 'ESCALATED' AND tenant_id = 'tenant-3'`),
 		one(`state = 'ESCALATED' AND tenant_id = 'tenant-4'`),
 	}
+	f.escalated = append(f.escalated,
+		one(`state = 'ESCALATED' AND tenant_id = 'tenant-3' AND operation_id <> $1`, f.escalated[0].ID))
 }

@@ -519,6 +519,21 @@ var planCases = []planCase{
 			_, err := f.s.Approve(bob, f.proposal.Tenant, f.proposal.ID)
 			return err
 		}},
+	// ApproveSupersede is Approve plus one creation: the successor's
+	// insert (and its event) goes by the intent's unique index.
+	{name: "ApproveSupersede", want: []string{"resolutions_pkey|resolutions_open", "operation_ledger_pkey|operation_ledger_tenant_state"},
+		run: func(ctx context.Context, f *planFixture) error {
+			op := f.escalated[2]
+			r, err := f.setup.Propose(ctx, ledger.Resolution{Tenant: op.Tenant, OperationID: op.ID,
+				Kind: ledger.KindSupersede, To: ledger.FailedTerminal, Reason: "absent at the target"})
+			if err != nil {
+				return err
+			}
+			bob := ledger.NewContextWithActor(ctx, ledger.Actor{Subject: "cli:bob", Name: "bob", Role: "owner"})
+			keep := func(payload []byte, _, _ string) ([]byte, error) { return payload, nil }
+			_, _, err = f.s.ApproveSupersede(bob, r.Tenant, r.ID, keep)
+			return err
+		}},
 	{name: "Reject", want: []string{"resolutions_pkey|resolutions_open"}, run: func(ctx context.Context, f *planFixture) error {
 		r, err := f.setup.Propose(ctx, proposal(f.escalated[1]))
 		if err != nil {

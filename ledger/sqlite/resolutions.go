@@ -102,6 +102,20 @@ func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
 	return recordAction(ctx, t.tx, a)
 }
 
+// InsertIfNew, ByIntent and RecordConflict create a supersede's successor
+// with the same SQL as every creation.
+func (t resolutionTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
+	return createTx(t).InsertIfNew(ctx, op)
+}
+
+func (t resolutionTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
+	return createTx(t).ByIntent(ctx, tenant, opType, intentRef)
+}
+
+func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
+	return createTx(t).RecordConflict(ctx, existing, rejected, at)
+}
+
 // Propose implements ledger.ResolutionStore with ledger.ProposeIn.
 func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
 	var got ledger.Resolution
@@ -122,13 +136,29 @@ func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Op
 	var a ledger.Approval
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, s.clock())
+		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, nil, s.clock())
 		return err
 	})
 	if err != nil {
 		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
 	}
 	return a.Operation, a.Err()
+}
+
+// ApproveSupersede implements ledger.ResolutionStore with ledger.ApproveIn:
+// the transition, the successor's creation, the decision and the actions
+// commit together or not at all.
+func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, rebind ledger.Rebinder) (superseded, successor ledger.Operation, err error) {
+	var a ledger.Approval
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, rebind, s.clock())
+		return err
+	})
+	if err != nil {
+		return ledger.Operation{}, ledger.Operation{}, fmt.Errorf("approve supersede: %w", err)
+	}
+	return a.Operation, a.Successor, a.Err()
 }
 
 // Reject implements ledger.ResolutionStore with ledger.RejectIn.
