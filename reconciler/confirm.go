@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"settle/ledger"
 	"settle/target"
@@ -50,12 +51,17 @@ func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contrac
 		"the target holds no object %s carrying settle's reference (the lookup found %d)", remoteRef, len(results)))
 }
 
-// ConfirmAbsent checks, by one lookup, a person's claim that the target
-// holds no object carrying op's reference (a supersede's precondition):
-// the lookup must answer 200 with no result, read as the reconciler reads
-// it. checked is false, and nothing asked, when the contract has no
-// lookup; an EInvalid error says in words why absence is not confirmed.
-func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation) (checked bool, err error) {
+// ConfirmAbsent checks, by one lookup at now, a person's claim that the
+// target holds no object carrying op's reference (a supersede's
+// precondition): the lookup must answer 200 with no result, read as the
+// reconciler reads it, AND the paper's three absence conditions must hold
+// (visibility, late requests rejected after the deadline, no same-key
+// replay possible) — the same test that lets the reconciler take "not
+// found" as "not applied". Without them a late original request could
+// still commit beside its successor. checked is false, and nothing asked,
+// when the contract has no lookup; an EInvalid error says in words why
+// absence is not confirmed.
+func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation, now time.Time) (checked bool, err error) {
 	if c.Lookup == nil {
 		return false, nil
 	}
@@ -73,6 +79,16 @@ func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contrac
 	if len(results) > 0 {
 		return true, ledger.Errorf(ledger.EInvalid,
 			"the target holds %d object(s) carrying this operation's reference: it was applied, so it cannot be superseded", len(results))
+	}
+	if ok, conds := c.AbsenceMeaningful(absenceTimes(c, op, now)); !ok {
+		var unmet []string
+		for _, k := range conds {
+			if !k.Met {
+				unmet = append(unmet, k.Detail)
+			}
+		}
+		return true, ledger.Errorf(ledger.EInvalid, "the lookup found nothing, but absence is not yet proven: %s",
+			strings.Join(unmet, "; "))
 	}
 	return true, nil
 }

@@ -199,16 +199,7 @@ func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.O
 	ev["results"] = len(results)
 	switch len(results) {
 	case 0:
-		times := target.OperationTimes{LookupAt: now, RetryWindowEnd: op.RetryWindowEnd}
-		if op.LastSentAt != nil {
-			// The request may have reached the target as late as the
-			// client's timeout after it was sent.
-			times.LastSent = op.LastSentAt.Add(c.Timeout)
-		}
-		if op.Deadline != nil {
-			times.Deadline = *op.Deadline
-		}
-		meaningful, conds := c.AbsenceMeaningful(times)
+		meaningful, conds := c.AbsenceMeaningful(absenceTimes(c, op, now))
 		ev["absence"] = conds
 		if meaningful {
 			return verdict{to: ledger.FailedTerminal, evidence: ev,
@@ -255,4 +246,19 @@ func (r *Reconciler) delay(op ledger.Operation, now time.Time, soon bool) time.D
 	d := now.Sub(since) / 2
 	d = max(r.MinBackoff, min(d, r.MaxBackoff))
 	return jitter(d)
+}
+
+// absenceTimes are the moments the absence rules weigh for op, looked up
+// at now.
+func absenceTimes(c *target.Contract, op ledger.Operation, now time.Time) target.OperationTimes {
+	times := target.OperationTimes{LookupAt: now, RetryWindowEnd: op.RetryWindowEnd}
+	if op.LastSentAt != nil {
+		// The request may have reached the target as late as the client's
+		// timeout after it was sent.
+		times.LastSent = op.LastSentAt.Add(c.Timeout)
+	}
+	if op.Deadline != nil {
+		times.Deadline = *op.Deadline
+	}
+	return times
 }

@@ -90,7 +90,7 @@ func (s *server) confirmAbsent(ctx context.Context, ct *target.Contract, op ledg
 	if ct == nil || ct.Lookup == nil {
 		return formError(noSupersede(op.Target))
 	}
-	if _, err := reconciler.ConfirmAbsent(ctx, target.NewClient(), ct, op); err != nil {
+	if _, err := reconciler.ConfirmAbsent(ctx, target.NewClient(), ct, op, s.now()); err != nil {
 		return actionError(err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/ledgertest"
 	"settle/target"
 	"settle/target/sim"
 	"settle/web"
@@ -22,7 +23,11 @@ func simContract(t *testing.T, class string) (*sim.Server, *target.Set, *target.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	set, err := target.Parse("sim.yaml", srv.Contract("payments"))
+	// The simulator rejects nothing late; its contract says so. Here it
+	// documents that it does, so that absence can be proven once the
+	// deadline has passed.
+	text := strings.Replace(string(srv.Contract("payments")), "late_requests_rejected: false", "late_requests_rejected: true", 1)
+	set, err := target.Parse("sim.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +35,16 @@ func simContract(t *testing.T, class string) (*sim.Server, *target.Set, *target.
 	return srv, set, ct
 }
 
-// unsentAndEscalated registers a charge bound the way the API binds it and
-// escalates it without sending it: the target holds nothing for it.
+// unsentAndEscalated registers a charge bound the way the API binds it —
+// its deadline and same-key window a minute away — and escalates it
+// without sending it: the target holds nothing for it.
 func unsentAndEscalated(t *testing.T, c *console, ct *target.Contract, intent string) ledger.Operation {
 	t.Helper()
 	ctx := context.Background()
+	deadline := time.Now().Add(time.Minute)
 	op, _, err := c.store.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: intent,
-		Target: "payments", Payload: []byte(`{"amount":900,"currency":"EUR"}`), RetryWindow: time.Hour, Bind: ct.Bind})
+		Target: "payments", Payload: []byte(`{"amount":900,"currency":"EUR"}`), RetryWindow: time.Minute,
+		Deadline: &deadline, Bind: ct.Bind})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +68,8 @@ func TestConsole_EscalationSupersede(t *testing.T) {
 	srv, set, ct := simContract(t, "A")
 	_, setD, ctD := simContract(t, "D")
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		c := newConsole(t, open(t), web.Config{Contracts: set})
+		clk := ledgertest.NewClockAt(time.Now())
+		c := newConsole(t, open(t), web.Config{Contracts: set, Now: clk.Now})
 		olu, bea, sam := c.as("owner"), c.as("owner-b"), c.as("support")
 		suffix := t.Name()[len(t.Name())-3:]
 		propose := func(b *browser, op ledger.Operation) response {
@@ -78,6 +87,12 @@ func TestConsole_EscalationSupersede(t *testing.T) {
 		}
 
 		op := unsentAndEscalated(t, c, ct, "sup-"+suffix)
+		// Nothing found, but before the deadline a late request could still
+		// commit, and a same-key replay is still possible: not proven.
+		if r := propose(olu, op); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "absence is not yet proven") {
+			t.Fatalf("supersede before absence is proven: %d %s", r.status, r.body)
+		}
+		clk.Advance(5 * time.Minute) // past the deadline and the window
 		if r := propose(olu, op); r.status != http.StatusSeeOther {
 			t.Fatalf("propose supersede: %d %s", r.status, r.body)
 		}

@@ -35,6 +35,9 @@ func NewClock() *Clock {
 	return &Clock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 
+// NewClockAt returns a clock at t.
+func NewClockAt(t time.Time) *Clock { return &Clock{now: t} }
+
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
