@@ -106,8 +106,8 @@ type AuditStore interface {
 	// newest first, at most MaxListLimit.
 	Findings(ctx context.Context, tenant string, since time.Time) ([]Finding, error)
 	// CountFindings counts the tenant's findings of kind ("" for every
-	// kind) found at or after since, open or resolved.
-	CountFindings(ctx context.Context, tenant string, kind FindingKind, since time.Time) (int, error)
+	// kind) found in the window w, open or resolved.
+	CountFindings(ctx context.Context, tenant string, kind FindingKind, w Window) (int, error)
 
 	// AuditPosition returns the periodic auditor's saved position for
 	// target (the zero Cursor after a wrap-around), or ENotFound when none

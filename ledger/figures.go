@@ -19,8 +19,8 @@ type Transition struct {
 // FigureStore reads what the per-tenant manager figures are computed from.
 type FigureStore interface {
 	// Transitions returns the tenant's transitions into UNKNOWN, SUCCEEDED,
-	// FAILED_TERMINAL and ESCALATED since t, oldest first.
-	Transitions(ctx context.Context, tenant string, since time.Time) ([]Transition, error)
+	// FAILED_TERMINAL and ESCALATED in the window, oldest first.
+	Transitions(ctx context.Context, tenant string, w Window) ([]Transition, error)
 }
 
 // TargetFigures are the paper's "what to measure" figures for one tenant
@@ -43,7 +43,7 @@ type TargetFigures struct {
 // counts that have no target.
 type TenantFigures struct {
 	Tenant           string
-	Since            time.Time
+	Since, Until     time.Time       // the window, Until exclusive
 	Targets          []TargetFigures // sorted by target
 	OpenEscalations  int             // operations ESCALATED now
 	OldestEscalation *time.Time      // when the oldest of them was escalated
@@ -51,8 +51,9 @@ type TenantFigures struct {
 	Duplicates       int             // duplicates found by audit
 }
 
-// ComputeFigures turns a tenant's transitions into per-target figures.
-func ComputeFigures(tenant string, since time.Time, ts []Transition) TenantFigures {
+// ComputeFigures turns a tenant's transitions in the window w into
+// per-target figures.
+func ComputeFigures(tenant string, w Window, ts []Transition) TenantFigures {
 	byTarget := map[string]*TargetFigures{}
 	entered := map[string]time.Time{} // operation → when its UNKNOWN episode began
 	durations := map[string][]time.Duration{}
@@ -76,13 +77,13 @@ func ComputeFigures(tenant string, since time.Time, ts []Transition) TenantFigur
 			}
 		}
 	}
-	return finishFigures(tenant, since, byTarget, durations)
+	return finishFigures(tenant, w, byTarget, durations)
 }
 
 // finishFigures sorts the targets and computes each one's median and
 // worst: one copy for the raw computation and the rollups.
-func finishFigures(tenant string, since time.Time, byTarget map[string]*TargetFigures, durations map[string][]time.Duration) TenantFigures {
-	out := TenantFigures{Tenant: tenant, Since: since}
+func finishFigures(tenant string, w Window, byTarget map[string]*TargetFigures, durations map[string][]time.Duration) TenantFigures {
+	out := TenantFigures{Tenant: tenant, Since: w.Since, Until: w.Until}
 	for name, f := range byTarget {
 		d := durations[name]
 		slices.Sort(d)
@@ -107,7 +108,7 @@ type Episode struct {
 	Resolved *time.Time
 }
 
-// Rollup is what the daily rollups hold for a tenant since a UTC midnight:
+// Rollup is what the daily rollups hold for a tenant over whole UTC days:
 // the targets with any transition counted by the figures, the UNKNOWN
 // episodes that began in the window, and the escalations per target.
 type Rollup struct {
@@ -120,9 +121,10 @@ type Rollup struct {
 // transition (migration 00018), so that the figures cost a few rows of
 // rare states instead of the tenant's whole event log.
 type RollupStore interface {
-	// FigureRollup returns the tenant's rollup since a UTC midnight;
-	// EInvalid for any other moment, which only the raw log answers.
-	FigureRollup(ctx context.Context, tenant string, since time.Time) (Rollup, error)
+	// FigureRollup returns the tenant's rollup for a window of whole UTC
+	// days (Window.WholeDays); EInvalid for any other window, which only
+	// the raw log answers. Episodes may be resolved after the window.
+	FigureRollup(ctx context.Context, tenant string, w Window) (Rollup, error)
 }
 
 // IsMidnightUTC reports whether t starts a UTC day: the rollups answer
@@ -133,8 +135,9 @@ func IsMidnightUTC(t time.Time) bool { return t.Equal(t.UTC().Truncate(24 * time
 // from the same history's transitions: the same numbers, exactly (a store
 // test compares them on randomized histories). Episodes that began before
 // the window are not in it, as ComputeFigures ignores a resolution whose
-// entry it did not see.
-func ComputeRollup(tenant string, since time.Time, r Rollup) TenantFigures {
+// entry it did not see; a resolution after the window's end is not
+// counted, as ComputeFigures never sees it.
+func ComputeRollup(tenant string, w Window, r Rollup) TenantFigures {
 	byTarget := map[string]*TargetFigures{}
 	get := func(name string) *TargetFigures {
 		f := byTarget[name]
@@ -150,14 +153,14 @@ func ComputeRollup(tenant string, since time.Time, r Rollup) TenantFigures {
 	durations := map[string][]time.Duration{}
 	for _, e := range r.Episodes {
 		get(e.Target).UnknownPerDay[e.Entered.UTC().Format(time.DateOnly)]++
-		if e.Resolved != nil {
+		if e.Resolved != nil && e.Resolved.Before(w.Until) {
 			durations[e.Target] = append(durations[e.Target], e.Resolved.Sub(e.Entered))
 		}
 	}
 	for name, n := range r.Escalations {
 		get(name).Escalated = n
 	}
-	return finishFigures(tenant, since, byTarget, durations)
+	return finishFigures(tenant, w, byTarget, durations)
 }
 
 // TenantLister lists every tenant that has operations, sorted, for the

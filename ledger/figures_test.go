@@ -21,7 +21,7 @@ func TestComputeFigures(t *testing.T) {
 		{"e", "ship", ledger.InFlight, ledger.Unknown, at(0)},
 		{"e", "ship", ledger.Unknown, ledger.FailedTerminal, at(10 * time.Minute)},
 	}
-	f := ledger.ComputeFigures("acme", day, ts)
+	f := ledger.ComputeFigures("acme", ledger.Since(day), ts)
 	if len(f.Targets) != 2 || f.Targets[0].Target != "pay" || f.Targets[1].Target != "ship" {
 		t.Fatalf("targets %+v", f.Targets)
 	}

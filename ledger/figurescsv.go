@@ -26,6 +26,7 @@ func WriteFiguresCSV(w io.Writer, f TenantFigures) error {
 		_ = cw.Write([]string{csvText(f.Tenant), csvText(target), metric, value})
 	}
 	row("", "since", f.Since.Format(time.RFC3339))
+	row("", "until", f.Until.Format(time.RFC3339))
 	for _, t := range f.Targets {
 		days := make([]string, 0, len(t.UnknownPerDay))
 		for d := range t.UnknownPerDay {

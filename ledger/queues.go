@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 )
 
 // OperationLister lists a tenant's operations (Store.List).
@@ -44,24 +43,28 @@ func Escalations(ctx context.Context, ops OperationLister, rs ResolutionLister, 
 type FigureSource interface {
 	FigureStore
 	OperationLister
-	PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error)
-	CountFindings(ctx context.Context, tenant string, kind FindingKind, since time.Time) (int, error)
+	PayloadConflicts(ctx context.Context, tenant string, w Window) (int, error)
+	CountFindings(ctx context.Context, tenant string, kind FindingKind, w Window) (int, error)
 }
 
-// Figures assembles a tenant's manager figures since the given time: the
-// per-target figures (from the daily rollups when s keeps them and since
-// is a UTC midnight, otherwise from the transitions; the same numbers
-// either way), its payload conflicts and duplicates found by audit, and
-// its open escalations with the oldest one, counted over every page.
-func Figures(ctx context.Context, s FigureSource, tenant string, since time.Time) (TenantFigures, error) {
-	f, err := targetFigures(ctx, s, tenant, since)
+// Figures assembles a tenant's manager figures over the window w (EInvalid
+// unless w.Validate passes): the per-target figures (from the daily
+// rollups when s keeps them and w is whole UTC days, otherwise from the
+// transitions; the same numbers either way), its payload conflicts and
+// duplicates found by audit in w, and its open escalations now with the
+// oldest one, counted over every page.
+func Figures(ctx context.Context, s FigureSource, tenant string, w Window) (TenantFigures, error) {
+	if err := w.Validate(); err != nil {
+		return TenantFigures{}, err
+	}
+	f, err := targetFigures(ctx, s, tenant, w)
 	if err != nil {
 		return f, err
 	}
-	if f.PayloadConflicts, err = s.PayloadConflicts(ctx, tenant, since); err != nil {
+	if f.PayloadConflicts, err = s.PayloadConflicts(ctx, tenant, w); err != nil {
 		return f, err
 	}
-	if f.Duplicates, err = s.CountFindings(ctx, tenant, FindingDuplicate, since); err != nil {
+	if f.Duplicates, err = s.CountFindings(ctx, tenant, FindingDuplicate, w); err != nil {
 		return f, err
 	}
 	for cursor := ""; ; {
@@ -81,19 +84,19 @@ func Figures(ctx context.Context, s FigureSource, tenant string, since time.Time
 	}
 }
 
-func targetFigures(ctx context.Context, s FigureSource, tenant string, since time.Time) (TenantFigures, error) {
-	if rs, ok := s.(RollupStore); ok && IsMidnightUTC(since) {
-		r, err := rs.FigureRollup(ctx, tenant, since)
+func targetFigures(ctx context.Context, s FigureSource, tenant string, w Window) (TenantFigures, error) {
+	if rs, ok := s.(RollupStore); ok && w.WholeDays() {
+		r, err := rs.FigureRollup(ctx, tenant, w)
 		if err != nil {
 			return TenantFigures{}, err
 		}
-		return ComputeRollup(tenant, since, r), nil
+		return ComputeRollup(tenant, w, r), nil
 	}
-	ts, err := s.Transitions(ctx, tenant, since)
+	ts, err := s.Transitions(ctx, tenant, w)
 	if err != nil {
 		return TenantFigures{}, err
 	}
-	return ComputeFigures(tenant, since, ts), nil
+	return ComputeFigures(tenant, w, ts), nil
 }
 
 // overviewWorkers bounds how many tenants' figures FiguresOf reads at
@@ -101,9 +104,9 @@ func targetFigures(ctx context.Context, s FigureSource, tenant string, since tim
 // the executor.
 const overviewWorkers = 4
 
-// FiguresOf reads the figures of several tenants since the same moment,
+// FiguresOf reads the figures of several tenants over the same window,
 // a few at a time, in the order of tenants: the all-tenants overview.
-func FiguresOf(ctx context.Context, s FigureSource, tenants []string, since time.Time) ([]TenantFigures, error) {
+func FiguresOf(ctx context.Context, s FigureSource, tenants []string, w Window) ([]TenantFigures, error) {
 	out := make([]TenantFigures, len(tenants))
 	errs := make([]error, len(tenants))
 	next := make(chan int)
@@ -113,7 +116,7 @@ func FiguresOf(ctx context.Context, s FigureSource, tenants []string, since time
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = Figures(ctx, s, tenants[i], since)
+				out[i], errs[i] = Figures(ctx, s, tenants[i], w)
 			}
 		}()
 	}

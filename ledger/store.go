@@ -34,8 +34,9 @@ type Store interface {
 	List(ctx context.Context, f ListFilter) (Page, error)
 	// Events returns the operation's event log, oldest first.
 	Events(ctx context.Context, tenant, id string) ([]Event, error)
-	// PayloadConflicts counts rejected payload conflicts of the tenant since t.
-	PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error)
+	// PayloadConflicts counts rejected payload conflicts of the tenant in
+	// the window w.
+	PayloadConflicts(ctx context.Context, tenant string, w Window) (int, error)
 
 	// Claim moves one PREPARED operation whose stored hash equals hash to
 	// IN_FLIGHT, incrementing its fence and attempt count and setting a lease.

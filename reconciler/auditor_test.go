@@ -52,7 +52,7 @@ func (r *rig) findings(tenant string) []ledger.Finding {
 
 func (r *rig) countFindings(tenant string, kind ledger.FindingKind) int {
 	r.t.Helper()
-	n, err := r.auditStore().CountFindings(r.ctx, tenant, kind, time.Time{})
+	n, err := r.auditStore().CountFindings(r.ctx, tenant, kind, ledger.Since(time.Time{}))
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func TestScenario2_EditedAmount(t *testing.T) {
 		if len(objs) != 1 || objs[0].Amount != 50 {
 			t.Fatalf("remote objects: %+v", objs)
 		}
-		if n, _ := r.store.PayloadConflicts(r.ctx, "acme", time.Time{}); n != 1 {
+		if n, _ := r.store.PayloadConflicts(r.ctx, "acme", ledger.Since(time.Time{})); n != 1 {
 			t.Fatalf("conflicts counted: %d", n)
 		}
 	})

@@ -64,7 +64,7 @@ type FiguresPage struct {
 	Tenant   string
 	Windows  []Tab  // 7, 30 and 90 days
 	Period   string // "2026-11-02 to 2026-12-01 (UTC)"
-	From     string // the date form's value, "2026-11-02"
+	From, To string // the date form's values, "2026-11-02", both days included
 	CSVHref  string
 	Overview string    // link to the all-tenants overview, "" when p has one tenant
 	Measures []Measure // the tenant-wide figures

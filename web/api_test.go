@@ -49,7 +49,7 @@ func TestAPI_Create(t *testing.T) {
 
 		conflict := e.post(strings.Replace(charge, "5000", "4000", 1))
 		wantError(t, conflict, http.StatusConflict, "payload_conflict")
-		if n, _ := e.store.PayloadConflicts(context.Background(), "acme", time.Time{}); n != 1 {
+		if n, _ := e.store.PayloadConflicts(context.Background(), "acme", ledger.Since(time.Time{})); n != 1 {
 			t.Fatalf("payload conflicts counted: %d", n)
 		}
 		got, _ := e.store.Get(context.Background(), "acme", op["operation_id"].(string))

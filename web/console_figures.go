@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -31,34 +32,33 @@ var figureWindows = []struct {
 	days  int
 }{{"7d", 7}, {"30d", 30}, {"90d", 90}}
 
-// maxFigureDays bounds a from date: a year of days is what a page and its
-// rollups are sized for.
-const maxFigureDays = 366
-
 // figuresQuery is a figures page's state, all of it in the URL.
 type figuresQuery struct {
-	Tenant, Window, From string
-	Days                 int
-	Since                time.Time // midnight UTC of the window's first day
-	Problem              string
-	sort, dir            string // the overview's order
+	Tenant, Window string
+	From, To       string // the date form's days, both included; "" for a 7/30/90-day window
+	Days           int
+	Span           ledger.Window // whole UTC days; Until is the midnight after To
+	Problem        string
+	sort, dir      string // the overview's order
 }
 
 // parseFiguresQuery reads the window: ?window=7d|30d|90d (30d when
-// absent), or ?from=YYYY-MM-DD. Windows are whole UTC days ending today,
-// so that the daily rollups answer them exactly.
+// absent), or ?from=YYYY-MM-DD&to=YYYY-MM-DD, both days included (to
+// defaults to today, from to 30 days before to). Windows are whole UTC
+// days, so that the daily rollups answer them exactly; a window that
+// ledger.Window rejects, or that ends after today, falls back to 30 days
+// with a note.
 func parseFiguresQuery(v url.Values, now time.Time) figuresQuery {
-	q := figuresQuery{Tenant: v.Get("tenant"), Window: v.Get("window"), From: v.Get("from")}
-	today := now.UTC().Truncate(24 * time.Hour)
-	if q.From != "" {
-		from, err := time.Parse(time.DateOnly, q.From)
-		days := int(today.Sub(from)/(24*time.Hour)) + 1
-		if err == nil && days >= 1 && days <= maxFigureDays {
-			q.Window, q.Days, q.Since = "", days, from
+	q := figuresQuery{Tenant: v.Get("tenant"), Window: v.Get("window"), From: v.Get("from"), To: v.Get("to")}
+	if q.From != "" || q.To != "" {
+		if w, err := ledger.DatesEnding(q.From, q.To, now); err == nil {
+			q.Window, q.Days, q.Span = "", w.Days(), w
+			q.From, q.To = w.Since.Format(time.DateOnly), w.Until.AddDate(0, 0, -1).Format(time.DateOnly)
 			return q
 		}
-		q.Problem = "The from date must be a day (YYYY-MM-DD) within the last year; showing 30 days."
-		q.From = ""
+		q.Problem = "The dates must be days (YYYY-MM-DD), from before to, at most " +
+			strconv.Itoa(ledger.MaxWindowDays) + " days and not after today; showing 30 days."
+		q.From, q.To = "", ""
 	}
 	for _, w := range figureWindows {
 		if w.value == q.Window {
@@ -71,7 +71,7 @@ func parseFiguresQuery(v url.Values, now time.Time) figuresQuery {
 		}
 		q.Window, q.Days = "30d", 30
 	}
-	q.Since = ledger.WindowStart(now, q.Days)
+	q.Span = ledger.DaysEnding(now, q.Days)
 	return q
 }
 
@@ -83,6 +83,7 @@ func (q figuresQuery) params(tenant string) url.Values {
 	}
 	if q.From != "" {
 		v.Set("from", q.From)
+		v.Set("to", q.To)
 	} else {
 		v.Set("window", q.Window)
 	}
@@ -121,7 +122,7 @@ func (s *server) figuresPage(c echo.Context) error {
 	if !ok {
 		return c.Redirect(http.StatusSeeOther, "/figures/overview?"+q.params("").Encode())
 	}
-	f, err := s.tenantFigures(ctx, tenant, q.Since)
+	f, err := s.tenantFigures(ctx, tenant, q.Span)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func (s *server) figuresCSV(c echo.Context) error {
 	if !ok {
 		return notFound()
 	}
-	f, err := s.tenantFigures(ctx, tenant, q.Since)
+	f, err := s.tenantFigures(ctx, tenant, q.Span)
 	if err != nil {
 		return err
 	}
@@ -156,25 +157,26 @@ func (s *server) figuresCSV(c echo.Context) error {
 	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+csvName(tenant, q.Since)+`"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+csvName(tenant, q.Span)+`"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
 }
 
 // csvName is the download's file name: the tenant's name only when it is
 // safe in a header, so that no tenant name can reshape the header.
-func csvName(tenant string, since time.Time) string {
+func csvName(tenant string, w ledger.Window) string {
 	name := "tenant"
 	if tenant != "" && len(tenant) <= 63 && !slices.ContainsFunc([]byte(tenant), func(b byte) bool {
 		return !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.')
 	}) {
 		name = tenant
 	}
-	return "settle-figures-" + name + "-" + since.Format(time.DateOnly) + ".csv"
+	return "settle-figures-" + name + "-" + w.Since.Format(time.DateOnly) + "-to-" +
+		w.Until.AddDate(0, 0, -1).Format(time.DateOnly) + ".csv"
 }
 
-func (s *server) tenantFigures(ctx context.Context, tenant string, since time.Time) (ledger.TenantFigures, error) {
+func (s *server) tenantFigures(ctx context.Context, tenant string, w ledger.Window) (ledger.TenantFigures, error) {
 	if s.figures == nil {
 		return ledger.TenantFigures{}, echo.NewHTTPError(http.StatusServiceUnavailable)
 	}
-	return ledger.Figures(ctx, s.figures, tenant, since)
+	return ledger.Figures(ctx, s.figures, tenant, w)
 }

@@ -52,8 +52,7 @@ func TestConsole_FiguresBrowser(t *testing.T) {
 	}
 	check("figures")
 
-	since := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -6)
-	f, err := ledger.Figures(context.Background(), s, "acme", since)
+	f, err := ledger.Figures(context.Background(), s, "acme", ledger.DaysEnding(time.Now(), 7))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,11 +97,11 @@ func (s *server) figuresOverview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	days := windowDays(q.Since, q.Days)
+	days := windowDays(q.Span.Since, q.Days)
 	if s.figures == nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable)
 	}
-	all, err := ledger.FiguresOf(ctx, s.figures, tenants, q.Since)
+	all, err := ledger.FiguresOf(ctx, s.figures, tenants, q.Span)
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func overviewView(entries []overviewEntry, q figuresQuery, days []string, now ti
 	for _, e := range entries {
 		name := ledger.PlainText(e.f.Tenant, 63)
 		v.Rows = append(v.Rows, views.OverviewRow{Tenant: name,
-			Href:    "/figures?" + figuresQuery{Window: q.Window, From: q.From}.params(e.f.Tenant).Encode(),
+			Href:    "/figures?" + figuresQuery{Window: q.Window, From: q.From, To: q.To}.params(e.f.Tenant).Encode(),
 			Unknown: figN(e.unknown), Median: resolutionText(e.median, e.resolved), Worst: resolutionText(e.worst, e.resolved),
 			Escalated: figN(e.escalated), Oldest: oldestText(e.f.OldestEscalation, now),
 			Conflicts: figN(e.f.PayloadConflicts), Duplicates: figN(e.f.Duplicates),

@@ -54,8 +54,7 @@ func TestConsole_Figures(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
 		c := figuresConsole(t, s)
-		since := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -6)
-		want, err := ledger.Figures(context.Background(), s, "acme", since)
+		want, err := ledger.Figures(context.Background(), s, "acme", ledger.DaysEnding(time.Now(), 7))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,19 +206,99 @@ func TestConsole_FiguresWindow(t *testing.T) {
 		today := time.Now().UTC()
 		from := today.AddDate(0, 0, -2).Format(time.DateOnly)
 		for path, bars := range map[string]int{
-			"/figures?tenant=acme&window=90d":      90,
-			"/figures?tenant=acme":                 30,
-			"/figures?tenant=acme&from=" + from:    3,
-			"/figures?tenant=acme&window=1y":       30,
-			"/figures?tenant=acme&from=2001-01-01": 30,
+			"/figures?tenant=acme&window=90d":                                                           90,
+			"/figures?tenant=acme":                                                                      30,
+			"/figures?tenant=acme&from=" + from:                                                         3,
+			"/figures?tenant=acme&window=1y":                                                            30,
+			"/figures?tenant=acme&from=2001-01-01":                                                      30,
+			"/figures?tenant=acme&from=" + from + "&to=" + from:                                         1,
+			"/figures?tenant=acme&from=" + from + "&to=" + today.Format(time.DateOnly):                  3,
+			"/figures?tenant=acme&from=2026-01-01&to=2026-01-31":                                        31,
+			"/figures?tenant=acme&to=" + from:                                                           30,
+			"/figures?tenant=acme&from=2026-01-31&to=2026-01-01":                                        30,
+			"/figures?tenant=acme&from=" + from + "&to=" + today.AddDate(0, 0, 1).Format(time.DateOnly): 30,
+			"/figures?tenant=acme&from=2026-01-01&to=nope":                                              30,
 		} {
 			r := b.get(path)
-			if n := len(barRe.FindAll(r.body, -1)); r.status != http.StatusOK || n != bars {
+			// The history is today's: a window ending earlier has no
+			// target, so no chart, and only its period tells its days.
+			if !bytes.Contains(r.body, []byte(" (UTC), "+strconv.Itoa(bars)+" day")) {
+				t.Errorf("%s: the period is not %d days", path, bars)
+			}
+			if n := len(barRe.FindAll(r.body, -1)); r.status != http.StatusOK || (n != bars && n != 0) {
 				t.Errorf("%s: %d, %d bars, want %d", path, r.status, n, bars)
 			}
 		}
 		if r := b.get("/figures?tenant=acme&window=1y"); !testid(r.body, "figures-problem", "Unknown window") {
 			t.Error("an unknown window is not reported")
+		}
+		if r := b.get("/figures?tenant=acme&from=2026-01-31&to=2026-01-01"); !testid(r.body, "figures-problem", "The dates must be days") {
+			t.Error("a window ending before it begins is not reported")
+		}
+		r := b.get("/figures?tenant=acme&from=2026-01-01&to=2026-01-31")
+		for _, want := range []string{`value="2026-01-01" data-testid="from-date"`, `value="2026-01-31" data-testid="to-date"`,
+			`<label for="to">`, `href="/figures.csv?from=2026-01-01&amp;tenant=acme&amp;to=2026-01-31"`} {
+			if !bytes.Contains(r.body, []byte(want)) {
+				t.Errorf("the dated page lacks %s", want)
+			}
+		}
+	})
+}
+
+// A window that ends in the past counts only its own days: the history of
+// today is outside a window ending yesterday, inside one ending today, and
+// the page and its CSV say the same as ledger.Figures for that window.
+func TestConsole_FiguresPastWindow(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		s := open(t)
+		c := figuresConsole(t, s)
+		b := c.as("manager")
+		today := time.Now().UTC()
+		from := today.AddDate(0, 0, -3).Format(time.DateOnly)
+		for _, tc := range []struct {
+			to                 string
+			bars               int
+			unknown, conflicts string
+		}{
+			{today.AddDate(0, 0, -1).Format(time.DateOnly), 0, "0", "0"}, // no target: no chart
+			{today.Format(time.DateOnly), 4, "2", "1"},
+		} {
+			q := "?tenant=acme&from=" + from + "&to=" + tc.to
+			r := b.get("/figures" + q)
+			if n := len(barRe.FindAll(r.body, -1)); r.status != http.StatusOK || n != tc.bars {
+				t.Fatalf("%s: %d, %d bars, want %d", q, r.status, n, tc.bars)
+			}
+			if !testid(r.body, "measure-payload-conflicts", tc.conflicts) || (tc.unknown != "0" && !testid(r.body, "total", tc.unknown)) {
+				t.Errorf("%s: conflicts or UNKNOWN entries wrong, want %s and %s: %s", q, tc.conflicts, tc.unknown, r.body)
+			}
+			w, err := ledger.DatesEnding(from, tc.to, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ledger.Figures(context.Background(), s, "acme", w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantCSV bytes.Buffer
+			if err := ledger.WriteFiguresCSV(&wantCSV, want); err != nil {
+				t.Fatal(err)
+			}
+			csv := b.get("/figures.csv" + q)
+			if csv.status != http.StatusOK || !bytes.Equal(csv.body, wantCSV.Bytes()) {
+				t.Fatalf("%s: csv %d\n%s\nwant\n%s", q, csv.status, csv.body, wantCSV.Bytes())
+			}
+			if !bytes.Contains(csv.body, []byte("acme,,until,"+w.Until.Format(time.RFC3339)+"\n")) ||
+				!strings.Contains(csv.header.Get("Content-Disposition"), from+"-to-"+tc.to+".csv") {
+				t.Errorf("%s: the csv does not name its window: %v\n%s", q, csv.header, csv.body)
+			}
+			if tc.unknown == "0" && len(want.Targets) != 0 {
+				t.Errorf("%s: targets outside the window: %+v", q, want.Targets)
+			}
+		}
+		ov := b.get("/figures/overview?from=" + from + "&to=" + today.AddDate(0, 0, -1).Format(time.DateOnly))
+		if ov.status != http.StatusOK || !testid(ov.body, "conflicts", "0") {
+			t.Errorf("overview of a past window: %d %s", ov.status, ov.body)
 		}
 	})
 }

@@ -68,10 +68,10 @@ func sparkline(title string, series []int) views.Sparkline {
 // one of f's, so the page, the CSV and `settle figures` agree.
 func figuresView(f ledger.TenantFigures, q figuresQuery, now time.Time) views.FiguresPage {
 	tenant := ledger.PlainText(f.Tenant, 63)
-	days := windowDays(q.Since, q.Days)
+	days := windowDays(q.Span.Since, q.Days)
 	v := views.FiguresPage{Tenant: tenant, Windows: windowTabs("/figures", q, f.Tenant),
 		Period: days[0] + " to " + days[len(days)-1] + " (UTC), " + figPlural(q.Days, "day"),
-		From:   q.From, CSVHref: "/figures.csv?" + q.params(f.Tenant).Encode(), Problem: q.Problem,
+		From:   q.From, To: q.To, CSVHref: "/figures.csv?" + q.params(f.Tenant).Encode(), Problem: q.Problem,
 		Empty: "No operation of this tenant changed state in this window."}
 	v.Measures = []views.Measure{
 		{ID: "open-escalations", Label: "Open escalations", Value: figN(f.OpenEscalations)},

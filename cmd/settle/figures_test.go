@@ -49,7 +49,7 @@ func TestFigures_DaysIsTheConsoleCSV(t *testing.T) {
 	if err != nil {
 		t.Fatalf("figures: %v", err)
 	}
-	f, err := ledger.Figures(ctx, s, "acme", ledger.WindowStart(time.Now(), 7))
+	f, err := ledger.Figures(ctx, s, "acme", ledger.DaysEnding(time.Now(), 7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +59,46 @@ func TestFigures_DaysIsTheConsoleCSV(t *testing.T) {
 	}
 	if !bytes.Equal(out, want.Bytes()) || f.Targets[0].Resolved != 2 || f.OpenEscalations != 1 {
 		t.Fatalf("settle figures --days 7 --csv:\n%s\nwant:\n%s", out, want.Bytes())
+	}
+
+	// --from/--to is the console's ?from=…&to=…: a window ending today
+	// counts the history, one ending yesterday counts none of it.
+	today := time.Now().UTC()
+	for _, c := range []struct {
+		from, to string
+		resolved int
+	}{
+		{today.AddDate(0, 0, -3).Format(time.DateOnly), today.Format(time.DateOnly), 2},
+		{today.AddDate(0, 0, -3).Format(time.DateOnly), today.AddDate(0, 0, -1).Format(time.DateOnly), 0},
+	} {
+		out, err := exec.Command(binary, "figures", "--tenant", "acme", "--from", c.from, "--to", c.to, "--csv",
+			"--database-url", "sqlite:"+path).Output()
+		if err != nil {
+			t.Fatalf("figures --from %s --to %s: %v", c.from, c.to, err)
+		}
+		w, err := ledger.DatesEnding(c.from, c.to, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ledger.Figures(ctx, s, "acme", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resolved := 0
+		for _, tf := range f.Targets {
+			resolved += tf.Resolved
+		}
+		var want bytes.Buffer
+		if err := ledger.WriteFiguresCSV(&want, f); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, want.Bytes()) || resolved != c.resolved {
+			t.Fatalf("settle figures --from %s --to %s --csv (%d resolved, want %d):\n%s\nwant:\n%s",
+				c.from, c.to, resolved, c.resolved, out, want.Bytes())
+		}
+	}
+	if err := exec.Command(binary, "figures", "--tenant", "acme", "--from", "2001-01-01", "--to", "2001-01-02",
+		"--days", "7", "--database-url", "sqlite:"+path).Run(); err == nil {
+		t.Fatal("--days with --from was accepted")
 	}
 }

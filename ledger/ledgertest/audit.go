@@ -202,7 +202,7 @@ func testFindings(t *testing.T, h Harness) {
 		{"initech", ledger.FindingLoss, start, 0},
 		{"acme", ledger.FindingPhantom, start, 0},
 	} {
-		n, err := as.CountFindings(f.ctx, c.tenant, c.kind, c.since)
+		n, err := as.CountFindings(f.ctx, c.tenant, c.kind, ledger.Since(c.since))
 		if err != nil || n != c.want {
 			t.Fatalf("count %s %q since %s: %d, %v; want %d", c.tenant, c.kind, c.since, n, err, c.want)
 		}
@@ -221,7 +221,10 @@ func testFindings(t *testing.T, h Harness) {
 			t.Fatalf("%s: %v, want invalid", name, err)
 		}
 	}
-	if n, _ := as.CountFindings(f.ctx, "globex", "", start); n != 1 {
+	if n, _ := as.CountFindings(f.ctx, "acme", "", ledger.Window{Since: start, Until: start.Add(time.Second)}); n != 1 {
+		t.Fatalf("acme has %d findings in its first second, want 1 (the end is exclusive)", n)
+	}
+	if n, _ := as.CountFindings(f.ctx, "globex", "", ledger.Since(start)); n != 1 {
 		t.Fatalf("globex has %d findings after rejected ones, want 1", n)
 	}
 }

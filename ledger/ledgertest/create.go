@@ -69,7 +69,7 @@ func testCreate(t *testing.T, h Harness) {
 			t.Fatalf("created=%v err=%v", created, err)
 		}
 		sameOp(t, first, again)
-		if n, _ := f.store.PayloadConflicts(f.ctx, "acme", time.Time{}); n != 0 {
+		if n, _ := f.store.PayloadConflicts(f.ctx, "acme", ledger.Since(time.Time{})); n != 0 {
 			t.Fatalf("payload conflicts = %d, want 0", n)
 		}
 	})
@@ -89,7 +89,7 @@ func testCreate(t *testing.T, h Harness) {
 			t.Fatalf("created=%v, message %q must not quote the payload", created, err)
 		}
 		sameOp(t, first, f.get(first))
-		if c, _ := f.store.PayloadConflicts(f.ctx, "acme", time.Time{}); c != 1 {
+		if c, _ := f.store.PayloadConflicts(f.ctx, "acme", ledger.Since(time.Time{})); c != 1 {
 			t.Fatalf("payload conflicts = %d, want 1", c)
 		}
 		// Nothing can send the changed payload: a claim with its hash fails

@@ -19,7 +19,7 @@ func testFigures(t *testing.T, h Harness) {
 	f.record(f.lease(op), ledger.Unknown, ledger.Succeeded)
 	f.inState("acme", ledger.Escalated)
 	f.unknown("globex")
-	ts, err := fs.Transitions(f.ctx, "acme", start)
+	ts, err := fs.Transitions(f.ctx, "acme", ledger.Since(start))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,17 +34,20 @@ func testFigures(t *testing.T, h Harness) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Fatalf("transitions %v, want %v (tenant-scoped, claims and creations left out)", got, want)
 	}
-	figs := ledger.ComputeFigures("acme", start, ts)
+	figs := ledger.ComputeFigures("acme", ledger.Since(start), ts)
 	if len(figs.Targets) != 1 || figs.Targets[0].Resolved != 1 || figs.Targets[0].Median < 3*time.Minute || figs.Targets[0].Escalated != 1 {
 		t.Fatalf("figures %+v", figs)
 	}
-	if later, _ := fs.Transitions(f.ctx, "acme", f.clk.Now().Add(time.Second)); len(later) != 0 {
+	if later, _ := fs.Transitions(f.ctx, "acme", ledger.Since(f.clk.Now().Add(time.Second))); len(later) != 0 {
 		t.Fatalf("since ignored: %d", len(later))
+	}
+	if first, _ := fs.Transitions(f.ctx, "acme", ledger.Window{Since: start, Until: ts[1].At}); len(first) != 1 || first[0].To != ledger.Unknown {
+		t.Fatalf("until ignored: %+v", first)
 	}
 	// The assembled figures and the escalation queue, as the CLI and the
 	// console read them.
 	if src, ok := f.store.(ledger.FigureSource); ok {
-		all, err := ledger.Figures(f.ctx, src, "acme", start)
+		all, err := ledger.Figures(f.ctx, src, "acme", ledger.Window{Since: start, Until: f.clk.Now().Add(time.Second)})
 		if err != nil || all.OpenEscalations != 1 || all.OldestEscalation == nil || len(all.Targets) != 1 ||
 			all.Targets[0].Resolved != 1 || all.PayloadConflicts != 0 || all.Duplicates != 0 {
 			t.Fatalf("ledger.Figures: %+v, %v", all, err)

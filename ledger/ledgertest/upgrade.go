@@ -74,7 +74,7 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 	if ops, err := s.Find(ctx, "acme", "ch_4"); err != nil || len(ops) != 1 || ops[0].ID != old[3].ID {
 		t.Errorf("find by remote reference: %v, %v", ops, err)
 	}
-	if n, err := s.PayloadConflicts(ctx, "acme", now.Add(-time.Hour)); err != nil || n != 1 {
+	if n, err := s.PayloadConflicts(ctx, "acme", ledger.Since(now.Add(-time.Hour))); err != nil || n != 1 {
 		t.Errorf("payload conflicts = %d, %v", n, err)
 	}
 
@@ -144,7 +144,7 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 		len(acts) == 0 || acts[0].Kind != ledger.ActionApprove || acts[0].Subject != "cli:bob" {
 		t.Errorf("actions after the upgrade: %+v, %v", acts, err)
 	}
-	ts, err := s.Transitions(ctx, "acme", now.Add(-24*time.Hour))
+	ts, err := s.Transitions(ctx, "acme", ledger.Since(now.Add(-24*time.Hour)))
 	if err != nil || len(ts) < len(old) {
 		t.Errorf("transitions: %d, %v", len(ts), err)
 	}

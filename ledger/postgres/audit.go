@@ -114,11 +114,11 @@ func scanFinding(row pgx.CollectableRow) (ledger.Finding, error) {
 }
 
 // CountFindings implements ledger.AuditStore.
-func (s *Store) CountFindings(ctx context.Context, tenant string, kind ledger.FindingKind, since time.Time) (int, error) {
+func (s *Store) CountFindings(ctx context.Context, tenant string, kind ledger.FindingKind, w ledger.Window) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM audit_findings
-		WHERE tenant_id = $1 AND found_at >= $2 AND ($3 = '' OR kind = $3)`,
-		tenant, since, string(kind)).Scan(&n)
+		WHERE tenant_id = $1 AND found_at >= $2 AND found_at < $4 AND ($3 = '' OR kind = $3)`,
+		tenant, w.Since, string(kind), w.Until).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count findings: %w", err)
 	}

@@ -13,13 +13,13 @@ import (
 var _ ledger.FigureStore = (*Store)(nil)
 
 // Transitions implements ledger.FigureStore.
-func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time) ([]ledger.Transition, error) {
+func (s *Store) Transitions(ctx context.Context, tenant string, w ledger.Window) ([]ledger.Transition, error) {
 	rows, err := s.pool.Query(ctx, `SELECT e.operation_id::text, o.target, coalesce(e.from_state, ''), e.to_state, e.at
 		FROM operation_events e JOIN operation_ledger o
 			ON o.tenant_id = e.tenant_id AND o.operation_id = e.operation_id
-		WHERE e.tenant_id = $1 AND e.at >= $2
+		WHERE e.tenant_id = $1 AND e.at >= $2 AND e.at < $3
 			AND e.to_state IN ('UNKNOWN', 'SUCCEEDED', 'FAILED_TERMINAL', 'ESCALATED')
-		ORDER BY e.at, e.event_id`, tenant, since)
+		ORDER BY e.at, e.event_id`, tenant, w.Since, w.Until)
 	if err != nil {
 		return nil, fmt.Errorf("transitions: %w", err)
 	}
@@ -62,14 +62,14 @@ var _ ledger.RollupStore = (*Store)(nil)
 
 // FigureRollup implements ledger.RollupStore: three index range reads of
 // the rollup tables (migration 00018), whatever the size of the event log.
-func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time) (ledger.Rollup, error) {
-	if !ledger.IsMidnightUTC(since) {
-		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups start at a UTC midnight")
+func (s *Store) FigureRollup(ctx context.Context, tenant string, w ledger.Window) (ledger.Rollup, error) {
+	if !w.WholeDays() {
+		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups answer whole UTC days")
 	}
 	r := ledger.Rollup{Escalations: map[string]int{}}
-	day := since.UTC().Format(time.DateOnly)
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT target FROM figure_days
-		WHERE tenant_id = $1 AND day >= $2::date`, tenant, day)
+		WHERE tenant_id = $1 AND day >= $2::date AND day < $3::date`,
+		tenant, w.Since.UTC().Format(time.DateOnly), w.Until.UTC().Format(time.DateOnly))
 	if err == nil {
 		r.Targets, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
@@ -77,7 +77,7 @@ func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time
 		return r, fmt.Errorf("figure rollup: %w", err)
 	}
 	rows, err = s.pool.Query(ctx, `SELECT target, entered_at, resolved_at FROM figure_episodes
-		WHERE tenant_id = $1 AND entered_at >= $2`, tenant, since)
+		WHERE tenant_id = $1 AND entered_at >= $2 AND entered_at < $3`, tenant, w.Since, w.Until)
 	if err == nil {
 		r.Episodes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.Episode, error) {
 			var e ledger.Episode
@@ -89,7 +89,7 @@ func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time
 		return r, fmt.Errorf("figure rollup: %w", err)
 	}
 	rows, err = s.pool.Query(ctx, `SELECT target, count(*) FROM figure_escalations
-		WHERE tenant_id = $1 AND at >= $2 GROUP BY target`, tenant, since)
+		WHERE tenant_id = $1 AND at >= $2 AND at < $3 GROUP BY target`, tenant, w.Since, w.Until)
 	if err != nil {
 		return r, fmt.Errorf("figure rollup: %w", err)
 	}

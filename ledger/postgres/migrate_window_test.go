@@ -116,7 +116,7 @@ func TestMigrate_PhantomFindings(t *testing.T) {
 	if _, err := s.RecordFinding(ctx, ledger.Finding{Tenant: "acme", OperationID: op.ID, Kind: ledger.FindingPhantom}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.CountFindings(ctx, "acme", "", time.Time{}); err != nil || n != 2 {
+	if n, err := s.CountFindings(ctx, "acme", "", ledger.Since(time.Time{})); err != nil || n != 2 {
 		t.Fatalf("%d findings, %v", n, err)
 	}
 }

@@ -250,10 +250,10 @@ func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, 
 }
 
 // PayloadConflicts implements ledger.Store.
-func (s *Store) PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error) {
+func (s *Store) PayloadConflicts(ctx context.Context, tenant string, w ledger.Window) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payload_conflicts
-		WHERE tenant_id = $1 AND at >= $2`, tenant, since).Scan(&n)
+		WHERE tenant_id = $1 AND at >= $2 AND at < $3`, tenant, w.Since, w.Until).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("payload conflicts: %w", err)
 	}

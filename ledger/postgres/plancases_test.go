@@ -104,7 +104,11 @@ var planCases = []planCase{
 		return err
 	}},
 	{name: "PayloadConflicts", want: []string{"payload_conflicts_tenant"}, run: func(ctx context.Context, f *planFixture) error {
-		_, err := f.s.PayloadConflicts(ctx, "tenant-1", f.now.Add(-30*24*time.Hour))
+		_, err := f.s.PayloadConflicts(ctx, "tenant-1", ledger.Since(f.now.Add(-30*24*time.Hour)))
+		return err
+	}},
+	{name: "PayloadConflicts/Past", want: []string{"payload_conflicts_tenant"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.PayloadConflicts(ctx, "tenant-1", ledger.Window{Since: f.now.AddDate(0, 0, -60), Until: f.now.AddDate(0, 0, -30)})
 		return err
 	}},
 	{name: "List/FirstPage", want: []string{"operation_ledger_tenant_created"}, run: func(ctx context.Context, f *planFixture) error {
@@ -307,7 +311,12 @@ var planCases = []planCase{
 	// operations; on smaller tables a hash join over the tenant's rows.
 	{name: "Transitions", want: []string{"operation_events_tenant_at"},
 		run: func(ctx context.Context, f *planFixture) error {
-			_, err := f.s.Transitions(ctx, "tenant-1", f.now.Add(-30*24*time.Hour))
+			_, err := f.s.Transitions(ctx, "tenant-1", ledger.Since(f.now.Add(-30*24*time.Hour)))
+			return err
+		}},
+	{name: "Transitions/Past", want: []string{"operation_events_tenant_at"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.Transitions(ctx, "tenant-1", ledger.Window{Since: f.now.AddDate(0, 0, -60), Until: f.now.AddDate(0, 0, -30)})
 			return err
 		}},
 	// The auditor's target is nearly every row of the load: the planner may
@@ -333,7 +342,13 @@ var planCases = []planCase{
 	// The figures read the rollups of 00018, never the event log.
 	{name: "FigureRollup", want: []string{"figure_days_pkey", "figure_episodes_tenant_entered", "figure_escalations_tenant_at"},
 		run: func(ctx context.Context, f *planFixture) error {
-			_, err := f.s.FigureRollup(ctx, "tenant-1", ledger.WindowStart(f.now, 30))
+			_, err := f.s.FigureRollup(ctx, "tenant-1", ledger.DaysEnding(f.now, 30))
+			return err
+		}},
+	{name: "FigureRollup/Past", want: []string{"figure_days_pkey", "figure_episodes_tenant_entered", "figure_escalations_tenant_at"},
+		run: func(ctx context.Context, f *planFixture) error {
+			w := ledger.DaysEnding(f.now, 30)
+			_, err := f.s.FigureRollup(ctx, "tenant-1", ledger.Window{Since: w.Since.AddDate(0, 0, -30), Until: w.Since})
 			return err
 		}},
 	{name: "Tenants", want: []string{"operation_ledger_tenant_created|operation_ledger_intent|operation_ledger_tenant_state|operation_ledger_remote_ref"},
@@ -342,7 +357,11 @@ var planCases = []planCase{
 			return err
 		}},
 	{name: "CountFindings", want: []string{"audit_findings_tenant_found"}, run: func(ctx context.Context, f *planFixture) error {
-		_, err := f.s.CountFindings(ctx, "tenant-1", ledger.FindingDuplicate, f.now.Add(-30*24*time.Hour))
+		_, err := f.s.CountFindings(ctx, "tenant-1", ledger.FindingDuplicate, ledger.Since(f.now.Add(-30*24*time.Hour)))
+		return err
+	}},
+	{name: "CountFindings/Past", want: []string{"audit_findings_tenant_found"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.CountFindings(ctx, "tenant-1", ledger.FindingDuplicate, ledger.Window{Since: f.now.AddDate(0, 0, -60), Until: f.now.AddDate(0, 0, -30)})
 		return err
 	}},
 	// audit_findings holds about one row per thousand operations: at the

@@ -125,11 +125,11 @@ func scanFindings(rows *sql.Rows) ([]ledger.Finding, error) {
 }
 
 // CountFindings implements ledger.AuditStore.
-func (s *Store) CountFindings(ctx context.Context, tenant string, kind ledger.FindingKind, since time.Time) (int, error) {
+func (s *Store) CountFindings(ctx context.Context, tenant string, kind ledger.FindingKind, w ledger.Window) (int, error) {
 	var n int
 	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM audit_findings
-		WHERE tenant_id = ?1 AND found_at >= ?2 AND (?3 = '' OR kind = ?3)`,
-		tenant, micros(since), string(kind)).Scan(&n)
+		WHERE tenant_id = ?1 AND found_at >= ?2 AND found_at < ?4 AND (?3 = '' OR kind = ?3)`,
+		tenant, micros(w.Since), string(kind), micros(w.Until)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count findings: %w", err)
 	}

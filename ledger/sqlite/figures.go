@@ -11,13 +11,13 @@ import (
 var _ ledger.FigureStore = (*Store)(nil)
 
 // Transitions implements ledger.FigureStore.
-func (s *Store) Transitions(ctx context.Context, tenant string, since time.Time) ([]ledger.Transition, error) {
+func (s *Store) Transitions(ctx context.Context, tenant string, w ledger.Window) ([]ledger.Transition, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT e.operation_id, o.target, coalesce(e.from_state, ''), e.to_state, e.at
 		FROM operation_events e JOIN operation_ledger o
 			ON o.tenant_id = e.tenant_id AND o.operation_id = e.operation_id
-		WHERE e.tenant_id = ? AND e.at >= ?
+		WHERE e.tenant_id = ? AND e.at >= ? AND e.at < ?
 			AND e.to_state IN ('UNKNOWN', 'SUCCEEDED', 'FAILED_TERMINAL', 'ESCALATED')
-		ORDER BY e.at, e.event_id`, tenant, micros(since))
+		ORDER BY e.at, e.event_id`, tenant, micros(w.Since), micros(w.Until))
 	if err != nil {
 		return nil, fmt.Errorf("transitions: %w", err)
 	}
@@ -62,13 +62,13 @@ var _ ledger.RollupStore = (*Store)(nil)
 
 // FigureRollup implements ledger.RollupStore from the rollup tables of
 // migration 00018.
-func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time) (ledger.Rollup, error) {
-	if !ledger.IsMidnightUTC(since) {
-		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups start at a UTC midnight")
+func (s *Store) FigureRollup(ctx context.Context, tenant string, w ledger.Window) (ledger.Rollup, error) {
+	if !w.WholeDays() {
+		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups answer whole UTC days")
 	}
 	r := ledger.Rollup{Escalations: map[string]int{}}
-	if err := s.rollupRows(ctx, `SELECT DISTINCT target FROM figure_days WHERE tenant_id = ? AND day >= ?`,
-		[]any{tenant, since.UTC().Format(time.DateOnly)}, func(scan func(...any) error) error {
+	if err := s.rollupRows(ctx, `SELECT DISTINCT target FROM figure_days WHERE tenant_id = ? AND day >= ? AND day < ?`,
+		[]any{tenant, w.Since.UTC().Format(time.DateOnly), w.Until.UTC().Format(time.DateOnly)}, func(scan func(...any) error) error {
 			var t string
 			err := scan(&t)
 			r.Targets = append(r.Targets, t)
@@ -77,7 +77,7 @@ func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time
 		return r, err
 	}
 	if err := s.rollupRows(ctx, `SELECT target, entered_at, resolved_at FROM figure_episodes
-		WHERE tenant_id = ? AND entered_at >= ?`, []any{tenant, micros(since)}, func(scan func(...any) error) error {
+		WHERE tenant_id = ? AND entered_at >= ? AND entered_at < ?`, []any{tenant, micros(w.Since), micros(w.Until)}, func(scan func(...any) error) error {
 		var (
 			e        ledger.Episode
 			entered  int64
@@ -96,8 +96,8 @@ func (s *Store) FigureRollup(ctx context.Context, tenant string, since time.Time
 	}); err != nil {
 		return r, err
 	}
-	err := s.rollupRows(ctx, `SELECT target, count(*) FROM figure_escalations WHERE tenant_id = ? AND at >= ?
-		GROUP BY target`, []any{tenant, micros(since)}, func(scan func(...any) error) error {
+	err := s.rollupRows(ctx, `SELECT target, count(*) FROM figure_escalations WHERE tenant_id = ? AND at >= ? AND at < ?
+		GROUP BY target`, []any{tenant, micros(w.Since), micros(w.Until)}, func(scan func(...any) error) error {
 		var (
 			t string
 			n int

@@ -251,10 +251,10 @@ func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, 
 }
 
 // PayloadConflicts implements ledger.Store.
-func (s *Store) PayloadConflicts(ctx context.Context, tenant string, since time.Time) (int, error) {
+func (s *Store) PayloadConflicts(ctx context.Context, tenant string, w ledger.Window) (int, error) {
 	var n int
 	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM payload_conflicts
-		WHERE tenant_id = ? AND at >= ?`, tenant, micros(since)).Scan(&n)
+		WHERE tenant_id = ? AND at >= ? AND at < ?`, tenant, micros(w.Since), micros(w.Until)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("payload conflicts: %w", err)
 	}
