@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"settle/auth"
+	"settle/ledger"
 	"settle/views"
 )
 
@@ -227,4 +229,16 @@ func isConsolePath(p string) bool {
 		return false
 	}
 	return true
+}
+
+// actingAs returns the request's context carrying p as the actor of a
+// console change: the stable subject, the display name, the role that
+// permits perm on the tenant's records of target ("" when the change is
+// not about one target), and this response's request id, so that the
+// event log and the server's log meet.
+func actingAs(c echo.Context, p *auth.Principal, perm auth.Permission, tenant, target string) context.Context {
+	return ledger.NewContextWithActor(c.Request().Context(), ledger.Actor{
+		Subject: p.Subject, Name: displayName(p), Role: string(p.RoleFor(perm, tenant, target)),
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+	})
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -73,16 +72,6 @@ func (s *server) adminTenant(c echo.Context, perm auth.Permission) (*auth.Princi
 		return p, "", notFound()
 	}
 	return p, t, nil
-}
-
-// asActor returns the request's context carrying p as the actor of a
-// console action on tenant under perm, tied to the response's request id
-// so that the event log and the server's log meet.
-func asActor(c echo.Context, p *auth.Principal, perm auth.Permission, tenant string) context.Context {
-	return ledger.NewContextWithActor(c.Request().Context(), ledger.Actor{
-		Subject: p.Subject, Name: displayName(p), Role: string(p.RoleFor(perm, tenant, "")),
-		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
-	})
 }
 
 func (s *server) adminTenantPage(c echo.Context) error {
@@ -182,7 +171,7 @@ func (s *server) createToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.tokens.CreateToken(asActor(c, p, auth.ManageTokens, tenant), t); err != nil {
+	if err := s.tokens.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
 		return err
 	}
 	s.log.Info("token created", "component", "console", "tenant", tenant, "token_id", t.ID,
@@ -202,7 +191,7 @@ func (s *server) revokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.tokens.RevokeToken(asActor(c, p, auth.ManageTokens, tenant), tenant, c.Param("id"), s.now())
+	err = s.tokens.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), s.now())
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}
@@ -235,7 +224,7 @@ func (s *server) setCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.callbacks.SetCallback(asActor(c, p, auth.ManageHooks, tenant), tenant, raw, []byte(secret), s.now()); err != nil {
+	if err := s.callbacks.SetCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, raw, []byte(secret), s.now()); err != nil {
 		return err
 	}
 	v := views.SecretPage{Heading: "Callback endpoint set", Tenant: tenant, Label: "Signing secret",
@@ -257,7 +246,7 @@ func (s *server) removeCallback(c echo.Context) error {
 	if s.callbacks == nil {
 		return notFound()
 	}
-	err = s.callbacks.RemoveCallback(asActor(c, p, auth.ManageHooks, tenant), tenant)
+	err = s.callbacks.RemoveCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant)
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}

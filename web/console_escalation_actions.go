@@ -59,7 +59,7 @@ func (s *server) proposeResolution(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := rs.Propose(s.actorContext(c, p, op), r); err != nil {
+	if _, err := rs.Propose(actingAs(c, p, auth.Resolve, op.Tenant, op.Target), r); err != nil {
 		return actionError(err)
 	}
 	return c.Redirect(http.StatusSeeOther, escalationHref(op.Tenant, op.ID))
@@ -161,19 +161,10 @@ func (s *server) decide(c echo.Context, do func(context.Context, ledger.Resoluti
 	if err != nil {
 		return err
 	}
-	if err := do(s.actorContext(c, p, op), rs, *open); err != nil {
+	if err := do(actingAs(c, p, auth.Resolve, op.Tenant, op.Target), rs, *open); err != nil {
 		return actionError(err)
 	}
 	return c.Redirect(http.StatusSeeOther, escalationHref(op.Tenant, op.ID))
-}
-
-// actorContext carries p as the actor of a change to op: stable subject,
-// display name, the role that permits it and this request's id.
-func (s *server) actorContext(c echo.Context, p *auth.Principal, op ledger.Operation) context.Context {
-	return ledger.NewContextWithActor(c.Request().Context(), ledger.Actor{
-		Subject: p.Subject, Name: displayName(p), Role: string(p.RoleFor(auth.Resolve, op.Tenant, op.Target)),
-		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
-	})
 }
 
 // formError refuses a form whose content cannot be used, in words (the

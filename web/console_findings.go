@@ -136,7 +136,7 @@ func (s *server) findingAcknowledge(c echo.Context) error {
 		return s.renderFindings(c, http.StatusUnprocessableEntity, findingsForm{item: strconv.FormatInt(id, 10),
 			note: note, problem: "Add a note on what is being done about it: " + ledger.ErrorMessage(err) + "."})
 	}
-	err = rs.AcknowledgeFinding(reviewActor(c, p, tenant, found.Target), tenant, id, note)
+	err = rs.AcknowledgeFinding(actingAs(c, p, auth.ReviewInbox, tenant, found.Target), tenant, id, note)
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}

@@ -69,16 +69,6 @@ func reviewItem(c echo.Context, p *auth.Principal) (tenant string, id int64, err
 	return tenant, id, nil
 }
 
-// reviewActor is the context a review action is recorded under: the
-// signed-in person, the role that lets them review the tenant's items of
-// target, and this request's id.
-func reviewActor(c echo.Context, p *auth.Principal, tenant, target string) context.Context {
-	return ledger.NewContextWithActor(c.Request().Context(), ledger.Actor{
-		Subject: p.Subject, Name: displayName(p), Role: string(p.RoleFor(auth.ReviewInbox, tenant, target)),
-		RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
-	})
-}
-
 // reviewStore is the store of the review pages, or a 503 when the server
 // was built without one.
 func (s *server) reviewStore() (ledger.ReviewStore, error) {
@@ -269,7 +259,7 @@ func (s *server) quarantineLink(c echo.Context) error {
 	case len(ops) > 1:
 		return problem("Several operations of tenant " + tenant + " carry that reference. Use the operation id.")
 	}
-	err = rs.LinkQuarantine(reviewActor(c, p, tenant, q.Target), tenant, id, ops[0].ID, form.reason)
+	err = rs.LinkQuarantine(actingAs(c, p, auth.ReviewInbox, tenant, q.Target), tenant, id, ops[0].ID, form.reason)
 	switch ledger.ErrorCode(err) {
 	case "":
 	case ledger.ENotFound:
@@ -303,7 +293,7 @@ func (s *server) quarantineDismiss(c echo.Context) error {
 		return s.renderQuarantine(c, http.StatusUnprocessableEntity, quarantineForm{item: strconv.FormatInt(id, 10),
 			problem: "Give the reason the event needs no action: " + ledger.ErrorMessage(err) + "."})
 	}
-	err = rs.ResolveQuarantine(reviewActor(c, p, tenant, q.Target), tenant, id, reason)
+	err = rs.ResolveQuarantine(actingAs(c, p, auth.ReviewInbox, tenant, q.Target), tenant, id, reason)
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}
