@@ -598,6 +598,25 @@ var planCases = []planCase{
 	{name: "RevokeToken", want: []string{"api_tokens_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.RevokeToken(ctx, "tenant-1", "tok-plan", f.now)
 	}},
+	{name: "SetTenantParams/First", want: []string{"tenant_params_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		return f.s.SetTenantParams(ctx, "tenant-1", map[string]string{"account": "acct_plan"}, nil, false)
+	}},
+	// A change counts the tenant's unfinished operations: the few
+	// rows of the partial index, never the tenant's history.
+	{name: "SetTenantParams/Refused", want: []string{"operation_ledger_tenant_state"}, run: func(ctx context.Context, f *planFixture) error {
+		return wantCode(f.s.SetTenantParams(ctx, "tenant-1", map[string]string{"account": "acct_other"}, nil, false), ledger.EConflict)
+	}},
+	{name: "SetTenantParams/Forced", want: []string{"operation_ledger_tenant_state"}, run: func(ctx context.Context, f *planFixture) error {
+		return f.s.SetTenantParams(ctx, "tenant-1", map[string]string{"account": "acct_other"}, []string{"region"}, true)
+	}},
+	{name: "TenantParams", want: []string{"tenant_params_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.TenantParams(ctx, "tenant-1")
+		return err
+	}},
+	{name: "ListTenantParams", want: []string{"tenant_params_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListTenantParams(ctx, "tenant-1")
+		return err
+	}},
 	{name: "CreateSession", run: func(ctx context.Context, f *planFixture) error {
 		return f.s.CreateSession(ctx, planSession(f.now))
 	}},
