@@ -20,6 +20,7 @@ type UpgradedStore interface {
 	ledger.FigureStore
 	ledger.TokenStore
 	ledger.ActionStore
+	ledger.TenantParamStore
 }
 
 // OldOperation is what an adapter's migration test wrote, with an older
@@ -202,6 +203,14 @@ func CheckUpgraded(ctx context.Context, t *testing.T, s UpgradedStore, old []Old
 	}
 	if _, err := s.AuditPosition(ctx, "payments"); (err == nil) != (version >= 6) {
 		t.Errorf("audit position: %v", err)
+	}
+	// No old version had tenant parameters (00020): none, and a first
+	// value may be set.
+	if params, err := s.TenantParams(ctx, "acme"); err != nil || len(params) != 0 {
+		t.Errorf("tenant params: %v, %v", params, err)
+	}
+	if err := s.SetTenantParams(as(ctx, "cli:alice", "alice"), "acme", map[string]string{"account": "acct_1"}, nil, false); err != nil {
+		t.Errorf("set a tenant parameter: %v", err)
 	}
 }
 
