@@ -151,6 +151,9 @@ func TestHelp(t *testing.T) {
 		{[]string{"figures", "-h"}, []string{"usage: settle figures", "-csv"}},
 		{[]string{"callback", "-h"}, []string{"usage: settle callback"}},
 		{[]string{"callback", "set", "-h"}, []string{"usage: settle callback", "-url"}},
+		{[]string{"tenant", "-h"}, []string{"usage: settle tenant"}},
+		{[]string{"tenant", "set", "-h"}, []string{"usage: settle tenant", "-param", "-force"}},
+		{[]string{"tenant", "show", "-h"}, []string{"usage: settle tenant", "-format"}},
 		{[]string{"audit", "-h"}, []string{"usage: settle audit", "-target"}},
 	} {
 		dir := t.TempDir()

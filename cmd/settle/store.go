@@ -113,6 +113,8 @@ type store interface {
 	ledger.Browser
 	ledger.TokenStore
 	ledger.ActionStore
+	ledger.TenantParamStore
+	ledger.TenantParamLister
 }
 
 // openStore opens and migrates the store that url names and describes it
