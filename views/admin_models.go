@@ -78,6 +78,14 @@ type CallbackView struct {
 	Updated Time
 }
 
+// ParamRow is one of a tenant's request parameters. Values are not
+// secrets (a connected account's id, say): the admin checks them here.
+type ParamRow struct {
+	Name    string
+	Value   string
+	Updated Time
+}
+
 // ActionRow is one recorded administrative action.
 type ActionRow struct {
 	When      Time
@@ -101,8 +109,11 @@ type AdminTenantPage struct {
 	RemoveCallback string        // form action
 	CallbackURL    string        // the value a refused form keeps
 	Problem        string        // why the last change was refused
-	Actions        []ActionRow
-	Back           string
+	// ShowParams is false when the store keeps no request parameters.
+	ShowParams bool
+	Params     []ParamRow
+	Actions    []ActionRow
+	Back       string
 }
 
 // SecretPage shows a new secret once, on the response to the request

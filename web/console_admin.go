@@ -87,7 +87,9 @@ func (s *server) adminTenantPage(c echo.Context) error {
 }
 
 // adminTenantView builds one tenant's admin page: tokens (ids only),
-// the callback endpoint (never its secret) and the recent admin actions.
+// the callback endpoint (never its secret), the request parameters
+// (read-only: they are set with settle tenant set) and the recent admin
+// actions.
 func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant string) (views.AdminTenantPage, error) {
 	ctx, now := c.Request().Context(), s.now()
 	base := adminTenantHref(tenant)
@@ -116,6 +118,17 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 			return v, err
 		}
 	}
+	if s.params != nil {
+		ps, err := s.params.ListTenantParams(ctx, tenant)
+		if err != nil {
+			return v, err
+		}
+		v.ShowParams = true
+		for _, p := range ps {
+			v.Params = append(v.Params, views.ParamRow{Name: p.Name, Value: ledger.PlainText(p.Value, 4*ledger.MaxTenantParamValue),
+				Updated: timeView(&p.UpdatedAt, now, "")})
+		}
+	}
 	if s.actions != nil {
 		acts, err := s.actions.Actions(ctx, ledger.ActionFilter{Tenant: tenant})
 		if err != nil {
@@ -134,6 +147,9 @@ var adminActionWords = map[ledger.ActionKind]string{
 	ledger.ActionTokenRevoke:    "revoked API token",
 	ledger.ActionCallbackSet:    "set the callback endpoint",
 	ledger.ActionCallbackRemove: "removed the callback endpoint",
+	// The object is the parameter's name; its value is never recorded.
+	ledger.ActionTenantParamSet:   "set request parameter",
+	ledger.ActionTenantParamUnset: "removed request parameter",
 }
 
 // maxAdminActions bounds the page's list of recent actions.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"settle/auth/oidctest"
+	"settle/ledger"
 	"settle/ledger/storetest"
 	"settle/web"
 )
@@ -14,7 +15,8 @@ import (
 // An administrator of tenant acme, signed in through a real OpenID
 // provider in headless Chromium, reads a target's contract, creates an API
 // token (its secret shown once and working against the API), revokes it
-// and sets the tenant's callback endpoint. Every page passes axe-core and
+// and sets the tenant's callback endpoint, and reads its request
+// parameters. Every page passes axe-core and
 // is written as a screenshot.
 func TestConsoleAdmin_Browser(t *testing.T) {
 	t.Parallel()
@@ -26,6 +28,10 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 		oidctest.User{Subject: "ari-1", Name: "Ari Admin", Email: "ari@example.test", Groups: []string{"admin-acme"}})
 	base := c.base
 	op := c.create("acme", "inv-3003")
+	// The tenant page shows its request parameters, which axe checks too.
+	if err := s.(ledger.TenantParamStore).SetTenantParams(adminCtx, "acme", map[string]string{"account": "acct_1Nv0FG"}, nil, false); err != nil {
+		t.Fatal(err)
+	}
 
 	b, check := visit(t)
 	prov.SignInAs(t, "ari-1")
@@ -47,6 +53,9 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	check("admin")
 	if st := b.Submit(`[data-testid="admin-tenant"]`); st != http.StatusOK {
 		t.Fatalf("tenant: %d", st)
+	}
+	if n := b.Count(`[data-testid="param-row"]`); n != 1 || b.TextByTestID("param-value") != "acct_1Nv0FG" {
+		t.Fatalf("parameters: %d rows, value %q", n, b.TextByTestID("param-value"))
 	}
 	check("admin-tenant")
 	if st := b.Submit(`[data-testid="token-create"]`); st != http.StatusOK {

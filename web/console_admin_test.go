@@ -297,3 +297,44 @@ func TestConsoleAdmin_ReadOnlyState(t *testing.T) {
 		}
 	})
 }
+
+// The tenant page lists the tenant's request parameters, read-only, with
+// their values (not secrets), and never another tenant's; the record
+// names each parameter changed.
+func TestConsoleAdmin_Params(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		c := newConsole(t, open(t), web.Config{})
+		b := c.as("admin")
+		if r := b.get("/admin/tenants/acme"); r.status != http.StatusOK || !testid(r.body, "params-empty", "This tenant has no request parameters") {
+			t.Fatalf("no parameters yet: %d %s", r.status, r.body)
+		}
+		ps, ok := c.store.(ledger.TenantParamStore)
+		if !ok {
+			t.Fatal("the store keeps no tenant parameters")
+		}
+		if err := ps.SetTenantParams(adminCtx, "acme", map[string]string{"account": "acct_acme1", "region": "eu"}, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := ps.SetTenantParams(adminCtx, "globex", map[string]string{"account": "acct_globex9", "other": "x"}, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		r := b.get("/admin/tenants/acme")
+		if r.status != http.StatusOK || bytes.Count(r.body, []byte(`data-testid="param-row"`)) != 2 ||
+			!testid(r.body, "param-name", "account") || !testid(r.body, "param-value", "acct_acme1") ||
+			!bytes.Contains(r.body, []byte(`data-testid="param-value">eu<`)) {
+			t.Fatalf("parameters: %d %s", r.status, r.body)
+		}
+		if bytes.Contains(r.body, []byte("acct_globex9")) || bytes.Contains(r.body, []byte(`>other<`)) {
+			t.Fatal("acme's page shows globex's parameters")
+		}
+		if !testid(r.body, "action-what", "set request parameter <span class=\"mono\">region</span>") {
+			t.Fatalf("recent changes: %s", r.body)
+		}
+		// The page offers no way to change them: the CLI is where the
+		// guard's --force is given.
+		if bytes.Contains(r.body, []byte(`/params`)) {
+			t.Fatal("the page posts to a parameter route")
+		}
+	})
+}

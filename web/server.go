@@ -72,10 +72,11 @@ type Config struct {
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
 
-	// Callbacks and Actions serve the console's admin pages; nil means
-	// the Store's (or Tokens') own, when it implements them.
+	// Callbacks, Actions and Params serve the console's admin pages; nil
+	// means the Store's (or Tokens') own, when it implements them.
 	Callbacks ledger.CallbackStore
 	Actions   ledger.ActionStore
+	Params    ledger.TenantParamLister
 
 	// The console. SignIn nil means no console at all: only the API,
 	// webhooks and operational endpoints are served.
@@ -115,9 +116,10 @@ type server struct {
 	browser        ledger.Browser
 	review         ledger.ReviewStore // nil: the review pages answer 503
 	readOnly       bool
-	callbacks      ledger.CallbackStore // nil: no callback admin
-	actions        ledger.ActionStore   // nil: no record shown
-	figures        ledger.FigureSource  // nil: no figures pages
+	callbacks      ledger.CallbackStore     // nil: no callback admin
+	actions        ledger.ActionStore       // nil: no record shown
+	params         ledger.TenantParamLister // nil: no request parameters shown
+	figures        ledger.FigureSource      // nil: no figures pages
 }
 
 // New returns the configured Echo server.
@@ -136,6 +138,7 @@ func New(cfg Config) *echo.Echo {
 	}
 	s.callbacks = implementation(cfg.Callbacks, cfg.Store, cfg.Tokens)
 	s.actions = implementation(cfg.Actions, cfg.Store, cfg.Tokens)
+	s.params = implementation(cfg.Params, cfg.Store, cfg.Tokens)
 	if r, ok := cfg.Store.(ledger.ReviewStore); ok && s.review == nil {
 		s.review = r
 	}
