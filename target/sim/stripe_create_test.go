@@ -207,6 +207,15 @@ func TestStripe_InvalidCreate(t *testing.T) {
 			t.Errorf("Content-Type %q: message %q", ct, e["message"])
 		}
 	}
+	// JSON sent as a form is one long parameter name, which an error must
+	// not repeat: it is the payload.
+	for _, body := range []string{`{"amount":100,"metadata":{"note":"hunter2"}}`, `{"items":["hunter2"]}`, `{"a":"hunter2"}=1&{"a":"hunter2"}=2`} {
+		r := createIntent(t, srv, as{}, body)
+		wantStripeError(t, r, http.StatusBadRequest, "invalid_request_error", map[bool]string{true: "parameter_unknown"}[strings.HasPrefix(body, `{"amount"`)])
+		if strings.Contains(string(r.body), "hunter2") {
+			t.Errorf("the error repeats the body: %s", r.body)
+		}
+	}
 	if r := createIntent(t, srv, as{key: strings.Repeat("k", 256)}, intent("r", 1)); r.status != http.StatusBadRequest {
 		t.Errorf("a 256-character key: status %d", r.status)
 	}

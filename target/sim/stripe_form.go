@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ type formNode struct {
 // splitFormKey splits "a[b][0][]" into ["a", "b", "0", ""]; "" stands for
 // "[]" and may only come last.
 func splitFormKey(key string) ([]string, error) {
-	bad := fmt.Errorf("invalid parameter name %q: use name, name[key] or name[]", key)
+	bad := fmt.Errorf("invalid parameter name %s: use name, name[key] or name[]", quoteName(key))
 	name, rest, _ := strings.Cut(key, "[")
 	if name == "" || strings.Contains(name, "]") {
 		return nil, bad
@@ -95,7 +96,7 @@ func splitFormKey(key string) ([]string, error) {
 }
 
 func (n *formNode) insert(key string, path []string, vals []string) error {
-	conflict := fmt.Errorf("parameter %q conflicts with another parameter of the same name", key)
+	conflict := fmt.Errorf("parameter %s conflicts with another parameter of the same name", quoteName(key))
 	for i, seg := range path {
 		if n.leaf != nil {
 			return conflict
@@ -124,7 +125,7 @@ func (n *formNode) insert(key string, path []string, vals []string) error {
 				return conflict
 			}
 			if len(vals) != 1 {
-				return fmt.Errorf("parameter %q was given more than once; use %s[] for a list", key, key)
+				return fmt.Errorf("parameter %s was given more than once; use name[] for a list", quoteName(key))
 			}
 			n.leaf = &vals[0]
 		}
@@ -172,14 +173,37 @@ func asArray(m map[string]any, path []string) (any, error) {
 	for k, v := range m {
 		i, err := strconv.Atoi(k)
 		if err != nil || k != strconv.Itoa(i) {
-			return nil, fmt.Errorf("parameter %s has an invalid array index %q", formKey(path), k)
+			return nil, fmt.Errorf("parameter %s has an invalid array index", quoteName(formKey(path)))
 		}
 		if i >= len(m) {
-			return nil, fmt.Errorf("parameter %s has array indexes with gaps; number elements 0, 1, 2, …", formKey(path))
+			return nil, fmt.Errorf("parameter %s has array indexes with gaps; number elements 0, 1, 2, …", quoteName(formKey(path)))
 		}
 		list[i] = v
 	}
 	return list, nil
+}
+
+// namePattern is what an error message may repeat of a parameter name. A
+// client that posts JSON as a form sends its whole payload as one "name",
+// and an error must not carry a payload back (or into anyone's logs).
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_\-\[\]]{1,100}$`)
+
+// quoteName quotes a parameter name for a message, or stands in for one
+// that does not look like a name.
+func quoteName(name string) string {
+	if namePattern.MatchString(name) {
+		return strconv.Quote(name)
+	}
+	return "(not shown)"
+}
+
+// paramName is name for an error's param field, or "" if it does not look
+// like a name.
+func paramName(name string) string {
+	if namePattern.MatchString(name) {
+		return name
+	}
+	return ""
 }
 
 func isDigits(s string) bool {

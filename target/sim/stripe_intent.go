@@ -79,7 +79,7 @@ func parseIntent(params map[string]any, refField, tenantField string) (intentInp
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(intentParams, name) {
-			return in, invalidParam("parameter_unknown", name, "Received unknown parameter: "+name)
+			return in, invalidParam("parameter_unknown", paramName(name), "Received unknown parameter: "+quoteName(name))
 		}
 	}
 
@@ -163,11 +163,11 @@ func (in *intentInput) parseMetadata(raw any) *stripeError {
 		s, ok := v.(string)
 		switch {
 		case !ok:
-			return invalidParam("", "metadata["+k+"]", "Invalid metadata: values must be strings, not hashes or lists.")
+			return invalidParam("", paramName("metadata["+k+"]"), "Invalid metadata: values must be strings, not hashes or lists.")
 		case len(k) > maxMetadataKeyLen:
 			return invalidParam("", "metadata", "Invalid metadata: keys must be at most 40 characters.")
 		case len(s) > maxMetadataValueLen:
-			return invalidParam("", "metadata["+k+"]", "Invalid metadata: values must be at most 500 characters.")
+			return invalidParam("", paramName("metadata["+k+"]"), "Invalid metadata: values must be at most 500 characters.")
 		}
 		in.metadata[k] = s
 	}

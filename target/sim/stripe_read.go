@@ -56,7 +56,7 @@ func (s *Sim) handleStripeSearch(w http.ResponseWriter, r *http.Request, account
 	values := r.URL.Query()
 	for name := range values {
 		if name != "query" && name != "limit" && name != "page" {
-			writeStripeError(w, invalidParam("parameter_unknown", name, "Received unknown parameter: "+name))
+			writeStripeError(w, invalidParam("parameter_unknown", paramName(name), "Received unknown parameter: "+quoteName(name)))
 			return
 		}
 	}
