@@ -91,8 +91,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if cfg.APIKey == "" {
 			return bad("--flavor stripe needs the secret key it accepts in the environment variable %s", sim.APIKeyEnv)
 		}
-		if strings.IndexFunc(cfg.APIKey, unicode.IsSpace) >= 0 {
-			return bad("the secret key in %s must not contain spaces", sim.APIKeyEnv)
+		if strings.IndexFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+			return bad("the secret key in %s must not contain spaces or control characters", sim.APIKeyEnv)
 		}
 	default:
 		return bad("--flavor must be settle or stripe")
