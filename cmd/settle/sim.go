@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"settle/target/sim"
 )
@@ -27,13 +28,19 @@ var simTargetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // flags, and exits.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := withUsage(flag.NewFlagSet("settle sim", flag.ContinueOnError),
-		"usage: settle sim [flags]\n\nServes the simulated payments target, or with --print-contract prints its contract.\n")
+		"usage: settle sim [flags]\n\nServes the simulated payments target, or with --print-contract prints its contract.\n"+
+			"--flavor stripe speaks Stripe's PaymentIntents API instead of settle's charges API and accepts the\n"+
+			"secret key in the environment variable "+sim.APIKeyEnv+" (GET /_sim/docs says what it does).\n"+
+			"A flag of the other flavor is refused, not ignored: --class, --async and --webhook-url are the\n"+
+			"settle flavor's, --account-required is the stripe flavor's.\n")
 	addr := fs.String("addr", "127.0.0.1:9090", "listen address HOST:PORT; the contract's base_url names it")
-	class := fs.String("class", "A", "capability class: A (idempotency keys and lookup), B (lookup), C (lookup and If-Match) or D (none)")
-	retention := fs.Duration("retention", 24*time.Hour, "class A: how long an Idempotency-Key is honoured")
-	lag := fs.Duration("lag", 0, "how long after commit a charge becomes visible to lookups")
-	async := fs.Bool("async", false, "answer creates with 202 and a pending charge that succeeds 1s later")
-	webhookURL := fs.String("webhook-url", "", "send signed charge.succeeded events here; the secret comes from env "+sim.WebhookSecretEnv)
+	flavor := fs.String("flavor", "settle", "API to speak: settle (charges in capability classes A-D) or stripe (Stripe's PaymentIntents; secret key from env "+sim.APIKeyEnv+")")
+	class := fs.String("class", "A", "settle flavor: capability class A (idempotency keys and lookup), B (lookup), C (lookup and If-Match) or D (none)")
+	retention := fs.Duration("retention", 24*time.Hour, "class A and stripe: how long an Idempotency-Key is honoured")
+	lag := fs.Duration("lag", 0, "how long after commit a charge becomes visible to lookups (stripe: to search)")
+	async := fs.Bool("async", false, "settle flavor: answer creates with 202 and a pending charge that succeeds 1s later")
+	webhookURL := fs.String("webhook-url", "", "settle flavor: send signed charge.succeeded events here; the secret comes from env "+sim.WebhookSecretEnv)
+	accountRequired := fs.Bool("account-required", false, "stripe: refuse requests without a Stripe-Account header (400)")
 	seed := fs.Uint64("seed", 1, "seed of the fault draws: the same seed and requests draw the same faults")
 	name := fs.String("name", "sim", "target name in the printed contract")
 	printContract := fs.Bool("print-contract", false, "print the contracts YAML for a simulator with these flags, and exit")
@@ -42,7 +49,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		p    *float64
 	}{
 		{"drop-after-commit", fs.Float64("drop-after-commit", 0, "probability 0-1 that a create commits, then the connection closes unanswered")},
-		{"fail-after-commit", fs.Float64("fail-after-commit", 0, "probability 0-1 that a create commits, then answers 500")},
+		{"fail-after-commit", fs.Float64("fail-after-commit", 0, "probability 0-1 that a create commits, then answers 500 (stripe: saved under its Idempotency-Key)")},
 		{"fail-before-commit", fs.Float64("fail-before-commit", 0, "probability 0-1 that a create answers 503 without creating anything")},
 		{"slow", fs.Float64("slow", 0, "probability 0-1 that a create commits, then answers after 2s (the contract's timeout)")},
 		{"reset", fs.Float64("reset", 0, "probability 0-1 that the connection is reset before anything is created")},
@@ -55,18 +62,42 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "settle sim: "+format+"\n", args...)
 		return errUsage
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := sim.Config{
-		Class:      strings.ToUpper(*class),
-		Addr:       *addr,
-		Retention:  *retention,
-		LookupLag:  *lag,
-		Async:      *async,
-		WebhookURL: *webhookURL,
-		Seed:       *seed,
+		Addr:      *addr,
+		Retention: *retention,
+		LookupLag: *lag,
+		Seed:      *seed,
+	}
+	switch *flavor {
+	case "settle":
+		cfg.Class, cfg.Async, cfg.WebhookURL = strings.ToUpper(*class), *async, *webhookURL
+		if set["account-required"] {
+			return bad("--account-required applies only to --flavor stripe")
+		}
+		if !slices.Contains([]string{"A", "B", "C", "D"}, cfg.Class) {
+			return bad("--class must be A, B, C or D")
+		}
+	case sim.FlavorStripe:
+		cfg.Flavor, cfg.RequireAccount = sim.FlavorStripe, *accountRequired
+		for _, name := range []string{"class", "async", "webhook-url"} {
+			if set[name] {
+				return bad("--%s applies only to --flavor settle; the stripe flavor behaves as Stripe does", name)
+			}
+		}
+		// The key is a secret: never repeated, whatever is wrong with it.
+		cfg.APIKey = os.Getenv(sim.APIKeyEnv)
+		if cfg.APIKey == "" {
+			return bad("--flavor stripe needs the secret key it accepts in the environment variable %s", sim.APIKeyEnv)
+		}
+		if strings.IndexFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+			return bad("the secret key in %s must not contain spaces or control characters", sim.APIKeyEnv)
+		}
+	default:
+		return bad("--flavor must be settle or stripe")
 	}
 	switch {
-	case !slices.Contains([]string{"A", "B", "C", "D"}, cfg.Class):
-		return bad("--class must be A, B, C or D")
 	case *retention <= 0:
 		return bad("--retention must be more than 0s")
 	case *lag < 0:
@@ -110,7 +141,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		_, err := stdout.Write(contract)
 		return err
 	}
-	fmt.Fprintf(stdout, "settle sim: listening on %s (class %s)\n", srv.URL(), cfg.Class)
+	if cfg.Flavor == sim.FlavorStripe {
+		fmt.Fprintf(stdout, "settle sim: listening on %s (flavor stripe)\n", srv.URL())
+	} else {
+		fmt.Fprintf(stdout, "settle sim: listening on %s (class %s)\n", srv.URL(), cfg.Class)
+	}
 	<-ctx.Done()
 	return srv.Close()
 }

@@ -64,7 +64,14 @@ func printContractEnv(t *testing.T, env []string, args ...string) *target.Contra
 // the process exits 0 without printing anything more on stdout.
 func startSim(t *testing.T, args ...string) (url string, stop func()) {
 	t.Helper()
+	return startSimEnv(t, nil, args...)
+}
+
+// startSimEnv is startSim with env added to the environment.
+func startSimEnv(t *testing.T, env []string, args ...string) (url string, stop func()) {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"sim"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -92,7 +99,7 @@ func startSim(t *testing.T, args ...string) (url string, stop func()) {
 		_ = cmd.Wait()
 		t.Fatalf("settle sim printed nothing in 30s; stderr: %s", stderr.String())
 	}
-	m := regexp.MustCompile(`^settle sim: listening on (http://\S+) \(class [ABCD]\)\n$`).FindStringSubmatch(line)
+	m := regexp.MustCompile(`^settle sim: listening on (http://\S+) \((class [ABCD]|flavor stripe)\)\n$`).FindStringSubmatch(line)
 	stopped := false
 	stop = func() {
 		t.Helper()
@@ -117,7 +124,7 @@ func startSim(t *testing.T, args ...string) (url string, stop func()) {
 	}
 	t.Cleanup(stop)
 	if m == nil {
-		t.Fatalf("first line %q, want \"settle sim: listening on http://ADDR (class X)\"; stderr: %s", line, stderr.String())
+		t.Fatalf("first line %q, want \"settle sim: listening on http://ADDR (class X|flavor stripe)\"; stderr: %s", line, stderr.String())
 	}
 	return m[1], stop
 }

@@ -22,6 +22,11 @@ const (
 // SetLookupLag), status codes and webhook. name must be a valid target name
 // (see package target); documentation.checked is today's UTC date. The file
 // is usable as is by target.Parse and settle serve --contracts.
+//
+// For FlavorStripe it also states the secret key's source (APIKeyEnv), form
+// encoding, the Stripe-Account header from the tenant parameter "account",
+// match rules and the meaning of each PaymentIntent status, in the contract
+// schema of issue 12.
 func (s *Server) Contract(name string) []byte {
 	return s.sim.contract(name, s.url, time.Now().UTC())
 }
@@ -29,6 +34,9 @@ func (s *Server) Contract(name string) []byte {
 // contract writes the YAML by hand rather than marshalling structs so that
 // the file reads like the examples in CONTRACTS.md, in the same field order.
 func (s *Sim) contract(name, base string, today time.Time) []byte {
+	if s.cfg.Flavor == FlavorStripe {
+		return s.stripeContract(name, base, today)
+	}
 	s.mu.Lock()
 	lag := s.lag
 	s.mu.Unlock()

@@ -78,6 +78,11 @@ func (s *Sim) Script(faults ...Fault) {
 func (s *Sim) nextFault() Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.nextFaultLocked()
+}
+
+// nextFaultLocked is nextFault with s.mu held.
+func (s *Sim) nextFaultLocked() Fault {
 	if len(s.script) > 0 {
 		f := s.script[0]
 		s.script = s.script[1:]
@@ -102,15 +107,17 @@ func (s *Sim) nextFault() Fault {
 }
 
 // SetLookupLag changes how long after commit objects become visible to
-// lookups; it applies at once to every object, old or new. Negative means 0.
+// lookups (in FlavorStripe, to search); it applies at once to every object,
+// old or new. Negative means 0.
 func (s *Sim) SetLookupLag(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lag = max(d, 0)
 }
 
-// Requests returns how many POST /v1/charges requests have arrived,
-// including invalid and faulted ones.
+// Requests returns how many create requests (POST /v1/charges, in
+// FlavorStripe POST /v1/payment_intents) have arrived, including invalid,
+// unauthorised and faulted ones.
 func (s *Sim) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,8 +142,9 @@ var ErrNotFound = errors.New("sim: no object with that reference")
 // Duplicate creates, behind the client's back, a second succeeded object
 // copying the first object that carries reference: the silent duplicate a
 // periodic audit must find. The copy gets a new ID, is committed now (so
-// LookupLag applies to it) and emits a webhook like any success. It returns
-// ErrNotFound if no object carries reference.
+// LookupLag applies to it), belongs to the original's account and emits a
+// webhook like any success. It returns ErrNotFound if no object carries
+// reference.
 func (s *Sim) Duplicate(reference string) (Object, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,8 +153,8 @@ func (s *Sim) Duplicate(reference string) (Object, error) {
 			continue
 		}
 		now := s.cfg.Now()
-		rec := &record{committed: now, obj: orig.obj.clone()}
-		rec.obj.ID = newID("ch_")
+		rec := &record{committed: now, obj: orig.obj.clone(), intent: orig.intent}
+		rec.obj.ID = newID(s.idPrefix())
 		rec.obj.Status = StatusSucceeded
 		rec.obj.Created = now.Unix()
 		rec.obj.Version = 1

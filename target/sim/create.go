@@ -171,7 +171,7 @@ func (s *Sim) commit(key string, in createInput, e *keyEntry) response {
 	var res response
 	if s.cfg.Async {
 		id := rec.obj.ID
-		s.goLocked(func() { s.completeLater(id) })
+		s.goLocked(func() { s.completeLater(id, StatusPending) })
 		res = response{status: http.StatusAccepted, body: mustJSON(map[string]string{"id": id, "status": StatusPending})}
 	} else {
 		s.emitLocked(rec.obj)
@@ -189,8 +189,9 @@ func (s *Sim) addLocked(rec *record) {
 	s.byID[rec.obj.ID] = rec
 }
 
-// completeLater moves a pending object to succeeded after AsyncDelay.
-func (s *Sim) completeLater(id string) {
+// completeLater moves an object still in status from (StatusPending, or a
+// FlavorStripe "processing") to succeeded after AsyncDelay.
+func (s *Sim) completeLater(id, from string) {
 	s.sleep(s.cfg.AsyncDelay)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,7 +199,7 @@ func (s *Sim) completeLater(id string) {
 		return
 	}
 	rec := s.byID[id]
-	if rec.obj.Status != StatusPending {
+	if rec.obj.Status != from {
 		return
 	}
 	rec.obj.Status = StatusSucceeded

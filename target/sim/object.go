@@ -20,8 +20,10 @@ const (
 	StatusSucceeded = "succeeded"
 )
 
-// Object is a charge as the simulator recorded it. The provider API shows
-// every field except IdempotencyKey; GET /_sim/objects and Objects show all.
+// Object is a charge (in FlavorStripe, a PaymentIntent) as the simulator
+// recorded it. FlavorSettle's API shows every field except IdempotencyKey;
+// FlavorStripe's API shows the PaymentIntent built from it. GET /_sim/objects
+// and Objects show all.
 type Object struct {
 	ID          string          `json:"id"`
 	Reference   string          `json:"reference"`
@@ -40,6 +42,13 @@ type Object struct {
 	IdempotencyKey string `json:"idempotency_key"`
 	// Version starts at 1 and grows with every change; it is the ETag.
 	Version int `json:"version"`
+	// Account is the Stripe account that owns a FlavorStripe object (the
+	// Stripe-Account header, or PlatformAccount); empty in FlavorSettle.
+	Account string `json:"account,omitempty"`
+	// Params are a FlavorStripe object's create parameters as decoded from
+	// the form (hashes as objects, arrays as arrays, every value a string),
+	// so that tests can see exactly what a client sent; empty in FlavorSettle.
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // publicObject hides the idempotency key, which providers do not echo: the
@@ -58,6 +67,7 @@ func etag(version int) string { return `"` + strconv.Itoa(version) + `"` }
 // clone returns a copy of o that shares no memory with it.
 func (o Object) clone() Object {
 	o.Metadata = bytes.Clone(o.Metadata)
+	o.Params = bytes.Clone(o.Params)
 	return o
 }
 

@@ -9,6 +9,12 @@
 // Server.Contract describes a running instance as a settle target contract,
 // citing the simulator's own documentation at GET /_sim/docs.
 //
+// Config.Flavor picks the API the simulator speaks. The default is settle's
+// own charges API with capability classes A–D; FlavorStripe speaks the parts
+// of Stripe's PaymentIntents API that matter to settle (stripe.go): a secret
+// key, form-encoded bodies, Stripe's idempotency rules, connected accounts,
+// an eventually consistent search and Stripe-shaped errors.
+//
 // Times the simulator measures (the retention window, lookup lag, "created"
 // stamps, webhook signatures) follow Config.Now so that tests can move them;
 // delays it waits out (Latency, SlowDelay, AsyncDelay, webhook delays and
@@ -30,26 +36,41 @@ import (
 )
 
 // Config describes the provider to simulate. The zero value of every field
-// except Class is usable; New fills in the documented defaults.
+// except Class (or, for FlavorStripe, APIKey) is usable; New fills in the
+// documented defaults.
 type Config struct {
+	// Flavor is the API the simulator speaks: FlavorSettle ("", settle's
+	// charges API in classes A–D) or FlavorStripe (Stripe's PaymentIntents).
+	Flavor string
 	// Class is the provider's capability class in settle's design: "A"
 	// (idempotency keys honoured for Retention, plus lookup), "B" (lookup by
 	// the client's reference), "C" (lookup plus If-Match conditional updates)
-	// or "D" (no idempotency, no lookup, no preconditions).
+	// or "D" (no idempotency, no lookup, no preconditions). FlavorStripe has
+	// no Class: it behaves as Stripe does, which is class A and B.
 	Class string
+	// APIKey is the secret key FlavorStripe accepts as "Authorization:
+	// Bearer <key>" on every /v1 request; it is required there and refused
+	// in FlavorSettle. The simulator never writes it anywhere.
+	APIKey string
+	// RequireAccount makes FlavorStripe refuse (400) requests without a
+	// Stripe-Account header, so that a drill notices a client that forgot
+	// to act for a connected account instead of charging the platform.
+	RequireAccount bool
 	// Addr is the address Start listens on; empty means 127.0.0.1:0.
 	Addr string
 
-	// Retention is how long a class A idempotency key is honoured after its
-	// first use; afterwards a request with the same key creates a new
-	// object, as real providers do. Zero means 24h.
+	// Retention is how long a class A (or FlavorStripe) idempotency key is
+	// honoured after its first use; afterwards a request with the same key
+	// creates a new object, as real providers do. Zero means 24h.
 	Retention time.Duration
 	// MismatchStatus answers a class A request that reuses a key with a
-	// different body. It must be a 4xx status; zero means 422.
+	// different body. It must be a 4xx status; zero means 422. FlavorStripe
+	// always answers 400, as Stripe does, and refuses a setting here.
 	MismatchStatus int
 	// ConflictOnConcurrent makes a class A request whose key is still being
 	// executed by an earlier request fail with 409; otherwise it waits for
-	// the earlier request and replays its answer.
+	// the earlier request and replays its answer. FlavorStripe ignores it
+	// and always answers 409, as Stripe does.
 	ConflictOnConcurrent bool
 	// Latency is the processing time between accepting a create and
 	// committing it. It widens the window in which the object is "still
@@ -57,16 +78,21 @@ type Config struct {
 	Latency time.Duration
 
 	// LookupLag is how long after commit an object becomes visible to
-	// GET /v1/charges and GET /v1/charges/{id}; SetLookupLag changes it.
+	// GET /v1/charges and GET /v1/charges/{id}, or in FlavorStripe to
+	// GET /v1/payment_intents/search (retrieval by id sees it at once);
+	// SetLookupLag changes it.
 	LookupLag time.Duration
 	// Async makes creates answer 202 with a pending object that succeeds
-	// AsyncDelay later (zero means 1s).
+	// AsyncDelay later (zero means 1s). FlavorStripe refuses Async: there a
+	// PaymentIntent confirmed with payment_method=pm_card_processing is
+	// "processing" and succeeds AsyncDelay later.
 	Async      bool
 	AsyncDelay time.Duration
 
 	// WebhookURL, when set, receives a signed charge.succeeded event for
 	// every object that succeeds. WebhookSecret keys the signature (see
-	// Sign) and is required with WebhookURL.
+	// Sign) and is required with WebhookURL. FlavorStripe sends no webhooks
+	// and refuses a WebhookURL.
 	WebhookURL    string
 	WebhookSecret string
 	// WebhookDuplicates is the probability (0–1) that an event is delivered
@@ -78,7 +104,9 @@ type Config struct {
 
 	// ReferenceField and TenantField are dot-separated paths into the
 	// create body holding the client's reference and tenant. They default to
-	// "metadata.settle_ref" and "metadata.settle_tenant".
+	// "metadata.settle_ref" and "metadata.settle_tenant". In FlavorStripe
+	// they must be "metadata.<key>": a PaymentIntent keeps client data only
+	// in metadata, and search finds it only there.
 	ReferenceField string
 	TenantField    string
 
@@ -112,10 +140,17 @@ const (
 
 // withDefaults validates c and returns it with defaults filled in.
 func (c Config) withDefaults() (Config, error) {
-	switch c.Class {
-	case "A", "B", "C", "D":
+	switch c.Flavor {
+	case FlavorSettle:
+		if err := c.checkSettleFlavor(); err != nil {
+			return c, err
+		}
+	case FlavorStripe:
+		if err := c.checkStripeFlavor(); err != nil {
+			return c, err
+		}
 	default:
-		return c, fmt.Errorf("sim: class %q is not one of A, B, C, D", c.Class)
+		return c, fmt.Errorf("sim: flavor %q is not one of %q, %q", c.Flavor, FlavorSettle, FlavorStripe)
 	}
 	for _, d := range []struct {
 		name string
@@ -174,14 +209,31 @@ func (c Config) withDefaults() (Config, error) {
 		c.TenantField = defaultTenant
 	}
 	for _, f := range [][2]string{{"ReferenceField", c.ReferenceField}, {"TenantField", c.TenantField}} {
-		if slices.Contains(strings.Split(f[1], "."), "") {
+		segs := strings.Split(f[1], ".")
+		if slices.Contains(segs, "") {
 			return c, fmt.Errorf("sim: %s %q has an empty path segment", f[0], f[1])
+		}
+		if c.Flavor == FlavorStripe && (len(segs) != 2 || segs[0] != "metadata") {
+			return c, fmt.Errorf("sim: %s %q must be metadata.<key> in the stripe flavor", f[0], f[1])
 		}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	return c, nil
+}
+
+// checkSettleFlavor validates the settings of settle's own charges API.
+func (c Config) checkSettleFlavor() error {
+	switch c.Class {
+	case "A", "B", "C", "D":
+	default:
+		return fmt.Errorf("sim: class %q is not one of A, B, C, D", c.Class)
+	}
+	if c.APIKey != "" || c.RequireAccount {
+		return errors.New("sim: APIKey and RequireAccount apply only to the stripe flavor")
+	}
+	return nil
 }
 
 func isProbability(p float64) bool { return p >= 0 && p <= 1 && !math.IsNaN(p) }
@@ -207,13 +259,16 @@ type Sim struct {
 	requests int
 	objects  []*record // creation order
 	byID     map[string]*record
-	keys     map[string]*keyEntry // class A idempotency keys
+	keys     map[string]*keyEntry // class A idempotency keys; in FlavorStripe by account and key
 }
 
 // record is an object plus the bookkeeping that clients never see.
 type record struct {
 	obj       Object
 	committed time.Time // by Config.Now; visibility is measured from here
+	// intent holds a FlavorStripe PaymentIntent's create parameters, from
+	// which its API representation is built; nil in FlavorSettle.
+	intent *intentInput
 }
 
 // New returns a simulator for cfg, or an error naming the first invalid
@@ -235,6 +290,10 @@ func New(cfg Config) (*Sim, error) {
 		keys:   map[string]*keyEntry{},
 	}
 	s.mux = http.NewServeMux()
+	if cfg.Flavor == FlavorStripe {
+		s.routeStripe()
+		return s, nil
+	}
 	s.mux.HandleFunc("POST /v1/charges", s.handleCreate)
 	s.mux.HandleFunc("GET /v1/charges", s.handleList)
 	s.mux.HandleFunc("GET /v1/charges/{id}", s.handleGet)
@@ -254,6 +313,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		if s.cfg.Flavor == FlavorStripe {
+			writeStripeError(w, errAPI(http.StatusServiceUnavailable, "simulator closed"))
+			return
+		}
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "simulator closed")
 		return
 	}
