@@ -148,6 +148,10 @@ func TestLoad_CompleteFile(t *testing.T) {
 	if _, ok := s.Get("nope"); ok {
 		t.Error("Get(nope) found a contract")
 	}
+	p, _ := s.Get("payments")
+	if got := p.TenantParams(); !reflect.DeepEqual(got, []string{"account", "destination"}) {
+		t.Errorf("TenantParams = %q", got)
+	}
 }
 
 func TestLoad_MissingFile(t *testing.T) {
@@ -174,6 +178,10 @@ func TestParse_SafeDefaults(t *testing.T) {
 	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassD}) {
 		t.Errorf("Classes = %v; want [D]", got)
 	}
+	if c.Auth != nil || c.Encoding != EncodingJSON || c.Headers != nil || c.BodyFields != nil || c.TenantParams() != nil {
+		t.Errorf("request defaults: auth %v, encoding %q, headers %v, body fields %v, params %v; want none and json",
+			c.Auth, c.Encoding, c.Headers, c.BodyFields, c.TenantParams())
+	}
 	if done, err := c.Completed([]byte(`{"id":"x"}`)); !done || err != nil {
 		t.Errorf("no status_field: Completed = %v, %v; want an existing object to count as completed", done, err)
 	}
@@ -196,6 +204,9 @@ func TestParse_SafeDefaults(t *testing.T) {
 	}
 	if c.Webhook.Tolerance != DefaultTolerance {
 		t.Errorf("Tolerance = %s", c.Webhook.Tolerance)
+	}
+	if c.Idempotency.ReplayedHeader != "" {
+		t.Errorf("ReplayedHeader = %q; want none", c.Idempotency.ReplayedHeader)
 	}
 
 	c = parseOne(t, "    reference_field: ref\n    lookup: {path: \"/v1/things/{reference}\"}\n    response: {id_field: id, match: [ref]}\n", "response")

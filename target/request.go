@@ -37,7 +37,7 @@ func (c *Contract) CreateBody(payload []byte, params map[string]string) (content
 			if len(missing) > 0 {
 				return "", nil, fmt.Errorf("body field %s needs the tenant parameter %s", f.Path, strings.Join(missing, ", "))
 			}
-			fields = append(fields, boundField{path: f.Path, value: v, what: "body field " + f.Path})
+			fields = append(fields, boundField{path: f.Path, value: v, what: "a body field (body_fields)"})
 		}
 		// inject's and Canonicalize's errors name paths, never values.
 		withFields, err := inject(payload, fields)
