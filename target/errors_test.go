@@ -239,7 +239,7 @@ func TestParse_Errors(t *testing.T) {
 		// auth, encoding, headers, body_fields
 		{"auth header missing", edit("    auth: {secret_env: K}\n"), []string{"c.yaml:9: targets[0].auth.header: required"}},
 		{"auth secret_env missing", edit("    auth: {header: X-Api-Key}\n"), []string{"c.yaml:9: targets[0].auth.secret_env: required"}},
-		{"auth header and scheme wrong", edit(`    auth: {header: "Api Key", scheme: Token, secret_env: K, value: x}`+"\n"), []string{
+		{"auth header and scheme wrong", edit(`    auth: {header: "Api Key", scheme: Token, secret_env: K, value: x}` + "\n"), []string{
 			"c.yaml:9: targets[0].auth.value: unknown field (allowed here: header, scheme, secret_env)",
 			`c.yaml:9: targets[0].auth.header: "Api Key" is not an HTTP header name`,
 			`c.yaml:9: targets[0].auth.scheme: "Token" is not one of Bearer, Basic`}},
@@ -304,7 +304,7 @@ func TestParse_Errors(t *testing.T) {
 			"c.yaml:19: targets[0].body_fields.transfer: overlaps transfer.destination (another body field)",
 			"c.yaml:20: targets[0].body_fields.other: must be text (quote it)",
 			"c.yaml:21: targets[0].body_fields.note: may contain only {tenant.NAME} placeholders (NAME: a-z, 0-9 and _, starting with a letter, at most 32), and no other braces"}},
-		{"replayed_header invalid", edit(`    idempotency: {header: K, replayed_header: "Idempotent Replayed"}`+"\n"), []string{
+		{"replayed_header invalid", edit(`    idempotency: {header: K, replayed_header: "Idempotent Replayed"}` + "\n"), []string{
 			`c.yaml:9: targets[0].idempotency.replayed_header: "Idempotent Replayed" is not an HTTP header name`}},
 		{"lookup query with a bad escape", edit(`    reference_field: ref
     lookup: {path: "/v1/x/search?query=%zz'{reference}'"}

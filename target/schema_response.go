@@ -26,7 +26,9 @@ func (o *object) match(c *Contract) []MatchField {
 	if seq, ok := o.fields["match"].Value.(*ast.SequenceNode); ok && len(seq.Values) == 0 {
 		o.fail("match", "needs at least one field; matching nothing would accept any object")
 	}
-	has := func(f string) bool { return slices.ContainsFunc(match, func(m MatchField) bool { return m.Field == f }) }
+	has := func(f string) bool {
+		return slices.ContainsFunc(match, func(m MatchField) bool { return m.Field == f })
+	}
 	for i, n := range items {
 		p := index(join(o.path, "match"), i)
 		m := MatchField{Rule: MatchExact}
