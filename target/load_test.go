@@ -235,4 +235,20 @@ func TestContractsMD_Example(t *testing.T) {
 	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassA, ClassB, ClassC}) {
 		t.Errorf("example classes = %v", got)
 	}
+
+	_, rest, ok = strings.Cut(string(doc), "## A real provider: Stripe")
+	_, rest, ok2 = strings.Cut(rest, "```yaml\n")
+	stripe, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("CONTRACTS.md has no yaml example under \"A real provider: Stripe\"")
+	}
+	s, err = Parse("CONTRACTS.md", []byte(stripe))
+	if err != nil {
+		t.Fatalf("the Stripe example does not parse:\n%v", err)
+	}
+	c, _ = s.Get("stripe")
+	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassA, ClassB}) || c.Encoding != EncodingForm ||
+		!reflect.DeepEqual(c.TenantParams(), []string{"account"}) {
+		t.Errorf("Stripe example: classes %v, encoding %s, params %v", got, c.Encoding, c.TenantParams())
+	}
 }
