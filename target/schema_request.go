@@ -196,6 +196,10 @@ func (o *object) entries(key string) []entry {
 // text reads a node that must be text; numbers and booleans must be quoted
 // so that YAML's typing never changes what was meant ("2024-06-20").
 func (d *decoder) text(n ast.Node, field string) (string, bool) {
+	if n == nil {
+		d.fail(n, field, "is empty; give a value or remove the field")
+		return "", false
+	}
 	if n = d.plain(n, field); n == nil {
 		return "", false
 	}
