@@ -105,7 +105,7 @@ func (a Attempt) Sent() bool { return a.NotSent == "" }
 // The wire body is CreateBody's, so a replay with unchanged tenant
 // parameters sends identical bytes.
 func (cl *Client) Create(ctx context.Context, c *Contract, tenant string, payload []byte, key, ifMatch string) Attempt {
-	params, h, not := cl.prepare(ctx, c, tenant)
+	params, h, not := cl.prepare(ctx, c, tenant, c.params(true))
 	if not != nil {
 		return *not
 	}
@@ -127,7 +127,7 @@ func (cl *Client) Create(ctx context.Context, c *Contract, tenant string, payloa
 // Lookup asks the target, for tenant, for objects carrying settle's
 // reference (or, when the path names it, the target's object id).
 func (cl *Client) Lookup(ctx context.Context, c *Contract, tenant, reference, remoteRef string) Attempt {
-	_, h, not := cl.prepare(ctx, c, tenant)
+	_, h, not := cl.prepare(ctx, c, tenant, c.params(false))
 	if not != nil {
 		return *not
 	}
@@ -138,13 +138,13 @@ func (cl *Client) Lookup(ctx context.Context, c *Contract, tenant, reference, re
 	return cl.do(ctx, c, method, u, h, nil)
 }
 
-// prepare reads what every request to c for tenant needs before anything
-// is sent: the tenant's parameters (only when the contract names any) and
+// prepare reads what a request to c for tenant needs before anything is
+// sent: the tenant parameters in need (read only when there are any) and
 // the credential, and builds the common headers. A non-nil Attempt means
 // nothing may be sent.
-func (cl *Client) prepare(ctx context.Context, c *Contract, tenant string) (map[string]string, http.Header, *Attempt) {
+func (cl *Client) prepare(ctx context.Context, c *Contract, tenant string, need []string) (map[string]string, http.Header, *Attempt) {
 	var params map[string]string
-	if need := c.TenantParams(); len(need) > 0 {
+	if len(need) > 0 {
 		if cl.params == nil {
 			return nil, nil, &Attempt{NotSent: fmt.Sprintf("target %s needs tenant parameters (%s), but this settle reads none", c.Name, strings.Join(need, ", "))}
 		}

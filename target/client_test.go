@@ -205,21 +205,42 @@ func TestClient_NotSent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, a := range []Attempt{
-				tt.client.Create(ctx, c, tt.tenant, []byte(charge), "key-1", ""),
-				tt.client.Lookup(ctx, c, tt.tenant, "9f0c1c9e", ""),
-			} {
-				if a.NotSent != tt.reason || !reflect.DeepEqual(a.Missing, tt.missing) || a.Answered() || a.Sent() {
-					t.Errorf("attempt = %+v; want NotSent %q, Missing %q", a, tt.reason, tt.missing)
-				}
-				if strings.Contains(a.NotSent, "acct_") || strings.Contains(a.NotSent, "sk_test") || strings.Contains(a.NotSent, "SELECT") {
-					t.Errorf("reason %q quotes a value", a.NotSent)
-				}
+			a := tt.client.Create(ctx, c, tt.tenant, []byte(charge), "key-1", "")
+			if a.NotSent != tt.reason || !reflect.DeepEqual(a.Missing, tt.missing) || a.Answered() || a.Sent() {
+				t.Errorf("attempt = %+v; want NotSent %q, Missing %q", a, tt.reason, tt.missing)
+			}
+			if strings.Contains(a.NotSent, "acct_") || strings.Contains(a.NotSent, "sk_test") || strings.Contains(a.NotSent, "SELECT") {
+				t.Errorf("reason %q quotes a value", a.NotSent)
 			}
 		})
 	}
 	if n := len(rec.requests()); n != 0 {
 		t.Errorf("the target received %d requests; want none", n)
+	}
+
+	// A lookup sends no body, so it needs only the headers' parameters.
+	lookups := []struct {
+		name    string
+		client  *Client
+		tenant  string
+		missing []string
+		reason  string
+	}{
+		{"header parameter missing", stripeClient(t, set, acme), "globex", []string{"account"},
+			`tenant globex has no parameter "account", which target stripe needs (settle tenant set --tenant globex --param account=…)`},
+		{"body parameter missing is no matter", stripeClient(t, set, params{"acme": {"account": "acct_1Acme"}}), "acme", nil, ""},
+		{"parameters unreadable", stripeClient(t, set, failingParams{}), "acme", nil, "the parameters of tenant acme could not be read"},
+		{"no parameter source", stripeClient(t, set, nil), "acme", nil, "target stripe needs tenant parameters (account), but this settle reads none"},
+		{"no secrets", NewClient(ClientOptions{Params: acme}), "acme", nil, "the credential of target stripe (environment variable STRIPE_SECRET_KEY) was not loaded"},
+	}
+	for _, tt := range lookups {
+		a := tt.client.Lookup(ctx, c, tt.tenant, "9f0c1c9e", "")
+		if a.NotSent != tt.reason || !reflect.DeepEqual(a.Missing, tt.missing) || a.Sent() != (tt.reason == "") {
+			t.Errorf("lookup, %s: attempt = %+v; want NotSent %q, Missing %q", tt.name, a, tt.reason, tt.missing)
+		}
+	}
+	if reqs := rec.requests(); len(reqs) != 1 || reqs[0].method != "GET" || reqs[0].header.Get("Stripe-Account") != "acct_1Acme" {
+		t.Errorf("the target received %+v; want the one lookup", reqs)
 	}
 }
 

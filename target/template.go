@@ -73,7 +73,12 @@ func controlChar(s string) bool {
 // TenantParams returns every tenant parameter the contract's headers and
 // body fields name, sorted, once each: what `settle tenant set` must
 // provide for each tenant before an operation to this target is sent.
-func (c *Contract) TenantParams() []string {
+func (c *Contract) TenantParams() []string { return c.params(true) }
+
+// params returns the tenant parameters the headers name, and with body
+// those the body fields name too, sorted, once each. A lookup sends no
+// body, so it needs only the headers'.
+func (c *Contract) params(body bool) []string {
 	var names []string
 	add := func(t Template) {
 		for _, n := range t.Params() {
@@ -85,8 +90,10 @@ func (c *Contract) TenantParams() []string {
 	for _, h := range c.Headers {
 		add(h.Value)
 	}
-	for _, f := range c.BodyFields {
-		add(f.Value)
+	if body {
+		for _, f := range c.BodyFields {
+			add(f.Value)
+		}
 	}
 	sort.Strings(names)
 	return names
