@@ -76,7 +76,7 @@ type LookupFailure struct {
 // Found is one discrepancy a pass saw.
 type Found struct {
 	ledger.Finding
-	RemoteRef string // the object id the ledger confirmed ("" for a phantom)
+	RemoteRef string // the object id the ledger recorded: the confirmed one, or a failed one; "" when none
 	New       bool   // recorded by this pass, not already open
 }
 
