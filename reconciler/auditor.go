@@ -18,7 +18,9 @@ import (
 // Auditor compares final operations with the target's own records, the
 // paper's "duplicates found by periodic audit against the target's own
 // records". For each operation it looks up settle's reference and keeps
-// only the objects carrying that reference and the operation's tenant. For
+// only the objects carrying that reference and the operation's tenant, and
+// whose own status does not document failure (response.statuses: a
+// declined charge moved nothing, so it is no effect). For
 // a SUCCEEDED operation more than one is a duplicate and none is a loss;
 // for a FAILED_TERMINAL one ("Not applied") any is a phantom: the first
 // send, or one settle could not see, did apply. Both states are final, so
@@ -74,7 +76,7 @@ type LookupFailure struct {
 // Found is one discrepancy a pass saw.
 type Found struct {
 	ledger.Finding
-	RemoteRef string // the object id the ledger confirmed ("" for a phantom)
+	RemoteRef string // the object id the ledger recorded: the confirmed one, or a failed one; "" when none
 	New       bool   // recorded by this pass, not already open
 }
 
@@ -289,8 +291,10 @@ func (a *Auditor) visibleAfter(c *target.Contract) time.Duration {
 // answer that is not a readable 200 is an error: only a well-formed answer
 // can show a duplicate or an absence.
 func (a *Auditor) lookup(ctx context.Context, c *target.Contract, op ledger.Operation) ([]string, map[string]any, error) {
-	at := a.Client.Lookup(ctx, c, op.RemoteKey, op.RemoteRef)
+	at := a.Client.Lookup(ctx, c, op.Tenant, op.RemoteKey, op.RemoteRef)
 	switch {
+	case !at.Sent():
+		return nil, nil, errors.New("nothing was sent: " + at.NotSent)
 	case !at.Answered():
 		return nil, nil, errors.New("no response: " + at.Failure)
 	case at.Status != 200:
@@ -301,7 +305,7 @@ func (a *Auditor) lookup(ctx context.Context, c *target.Contract, op ledger.Oper
 		return nil, nil, errors.New("lookup answer unreadable")
 	}
 	ids := []string{}
-	ignored := 0
+	ignored, failed := 0, 0
 	for _, res := range results {
 		// Only the fields the contract names can be compared. Another
 		// tenant's object carrying the reference is not this tenant's
@@ -311,6 +315,14 @@ func (a *Auditor) lookup(ctx context.Context, c *target.Contract, op ledger.Oper
 			ignored++
 			continue
 		}
+		// An object whose own status documents failure (a declined
+		// charge) exists but moved nothing: it is no effect, so neither a
+		// duplicate beside the confirmed one nor a phantom of a
+		// FAILED_TERMINAL operation (which it may be the evidence of).
+		if st, err := c.ObjectStatus(res); err == nil && st.Outcome == target.ObjectFailed {
+			failed++
+			continue
+		}
 		id, err := c.RemoteID(res)
 		if err != nil {
 			id = "(unreadable id)"
@@ -318,6 +330,6 @@ func (a *Auditor) lookup(ctx context.Context, c *target.Contract, op ledger.Oper
 		ids = append(ids, id)
 	}
 	ev := map[string]any{"lookup_status": at.Status, "results": len(results), "matching": len(ids),
-		"ignored_other_reference_or_tenant": ignored}
+		"ignored_other_reference_or_tenant": ignored, "ignored_failed": failed}
 	return ids, ev, nil
 }

@@ -13,7 +13,8 @@ import (
 // ConfirmObject checks, by one lookup, a person's claim that the target
 // holds remoteRef as op's object: the lookup must find an object with that
 // id carrying settle's reference, and the reconciler's own object check
-// (match fields, completeness) must call it SUCCEEDED. op needs its
+// (match fields, the object's own status) must call it SUCCEEDED; an
+// object whose status documents failure confirms nothing of the kind. op needs its
 // Payload. checked is false, and nothing asked, when the contract has no
 // lookup; an EInvalid error says in words why the target contradicts the
 // claim (field names only, never values), or that it did not answer.
@@ -22,8 +23,10 @@ func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contrac
 	if c.Lookup == nil {
 		return false, nil
 	}
-	a := client.Lookup(ctx, c, op.RemoteKey, remoteRef)
+	a := client.Lookup(ctx, c, op.Tenant, op.RemoteKey, remoteRef)
 	switch {
+	case !a.Sent():
+		return true, ledger.Errorf(ledger.EInvalid, "nothing was sent to the target: %s", a.NotSent)
 	case !a.Answered():
 		return true, ledger.Errorf(ledger.EInvalid, "the target did not answer the lookup (%s); try again later", a.Failure)
 	case a.Status != 200:
@@ -65,8 +68,10 @@ func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contrac
 	if c.Lookup == nil {
 		return false, nil
 	}
-	a := client.Lookup(ctx, c, op.RemoteKey, op.RemoteRef)
+	a := client.Lookup(ctx, c, op.Tenant, op.RemoteKey, op.RemoteRef)
 	switch {
+	case !a.Sent():
+		return true, ledger.Errorf(ledger.EInvalid, "nothing was sent to the target, so absence is not confirmed: %s", a.NotSent)
 	case !a.Answered():
 		return true, ledger.Errorf(ledger.EInvalid, "the target did not answer the lookup (%s); absence is not confirmed, try again later", a.Failure)
 	case a.Status != 200:

@@ -27,9 +27,9 @@ const (
 // Evidence is the result of matching one remote object.
 type Evidence struct {
 	Match      Match
-	Operation  ledger.Operation // set unless Unmatched
-	Mismatched []string         // field paths, for Mismatched
-	Why        string           // for Unmatched: what was missing
+	Operation  ledger.Operation  // set unless Unmatched
+	Mismatched []target.Mismatch // fields and kinds (never values), for Mismatched
+	Why        string            // for Unmatched: what was missing
 }
 
 // MatchEvidence decides whether a remote object is evidence about one of

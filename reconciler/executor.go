@@ -135,9 +135,15 @@ func (e *Executor) send(ctx context.Context, op ledger.Operation) ledger.Outcome
 		return v.outcome(op, ledger.InFlight, ledger.ActorExecutor)
 	}
 	version, _ := c.ExpectedVersion(op.Payload)
-	a := e.Client.Create(ctx, c, op.Payload, op.RemoteKey, version)
+	a := e.Client.Create(ctx, c, op.Tenant, op.Payload, op.RemoteKey, version)
 	out := sendVerdict(c, op, a).outcome(op, ledger.InFlight, ledger.ActorExecutor)
+	if !a.Sent() {
+		// The reason names parameters and variables, never their values.
+		e.Log.Warn("executor: not sent; escalated", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
+			"reason", a.NotSent, "owner", c.Owner.Team)
+		return out
+	}
 	e.Log.Info("executor: sent", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
-		"status", a.Status, "failure", a.Failure, "state", out.To)
+		"status", a.Status, "failure", a.Failure, "replayed", a.Replayed, "state", out.To)
 	return out
 }

@@ -138,7 +138,7 @@ func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
 	op := ev.Operation
 	item.OperationID, item.OpTenant = op.ID, op.Tenant
 	evidence := map[string]any{"via": "webhook", "event_id": eventID, "delivery_id": d.ID, "remote_id": remoteID}
-	done, _ := c.Completed(object)
+	status, _ := c.ObjectStatus(object)
 
 	switch op.State {
 	case ledger.Prepared:
@@ -148,7 +148,7 @@ func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
 		// The sender holds the fence and will record soon; look again then.
 		return in.Inbox.DeferDelivery(ctx, d.ID, in.Now().Add(in.Defer), "operation in flight; retried")
 	case ledger.Unknown:
-		return in.resolve(ctx, d, c, op, ev, done, evidence)
+		return in.resolve(ctx, d, c, op, ev, status, evidence)
 	case ledger.Succeeded:
 		if ev.Match == Matched && remoteID == op.RemoteRef {
 			return in.finish(ctx, d, "consistent with SUCCEEDED")
@@ -167,7 +167,7 @@ func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
 // resolve records the evidence against an UNKNOWN operation under a fresh
 // fence, exactly as the reconciler would.
 func (in *Inbox) resolve(ctx context.Context, d ledger.Delivery, c *target.Contract, op ledger.Operation,
-	ev Evidence, done bool, evidence map[string]any) error {
+	ev Evidence, status target.ObjectState, evidence map[string]any) error {
 	held, err := in.Inbox.LeaseOperation(ctx, op.Tenant, op.ID, in.Lease)
 	if ledger.ErrorCode(err) == ledger.EStaleFence {
 		return in.Inbox.DeferDelivery(ctx, d.ID, in.Now().Add(in.Defer), "operation held by a reconciler; retried")
@@ -178,10 +178,15 @@ func (in *Inbox) resolve(ctx context.Context, d ledger.Delivery, c *target.Contr
 	v := verdict{to: ledger.Succeeded, remoteRef: evidence["remote_id"].(string), reason: "confirmed by a verified webhook event", evidence: evidence}
 	switch {
 	case ev.Match == Mismatched:
-		evidence["mismatched_fields"] = ev.Mismatched
+		mismatchEvidence(evidence, ev.Mismatched)
 		v = verdict{to: ledger.Escalated, remoteRef: v.remoteRef, evidence: evidence,
 			reason: "a webhook event's object does not match the approved payload"}
-	case !done || v.remoteRef == "":
+	case status.Outcome == target.ObjectFailed && v.remoteRef != "":
+		// An event is evidence, not authority: the reconciler confirms a
+		// failure by its own lookup before anything becomes final.
+		v = verdict{to: ledger.Unknown, evidence: evidence,
+			reason: fmt.Sprintf("a webhook event shows the object with status %q, documented as failed; the reconciler confirms it", status.Status)}
+	case status.Outcome != target.ObjectSucceeded || v.remoteRef == "":
 		v = verdict{to: ledger.Unknown, evidence: evidence, reason: "a webhook event shows the object, not yet complete"}
 	}
 	out := v.outcome(held, ledger.Unknown, ActorWebhook)

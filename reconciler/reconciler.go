@@ -123,20 +123,20 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 func (r *Reconciler) ask(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) (verdict, *time.Time) {
 	canLookup := c.HasLookup() && (!c.Lookup.NeedsRemoteRef() || op.RemoteRef != "")
 	if c.CanReplay(now, op.RetryWindowEnd) {
-		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
-		return afterLaterSend(c, laterSendVerdict(c, op, a, "same-key replay"), canLookup), &now
+		a := r.Client.Create(ctx, c, op.Tenant, op.Payload, op.RemoteKey, "")
+		return afterLaterSend(c, laterSendVerdict(c, op, a, "same-key replay"), canLookup), sentAt(a, now)
 	}
 	if canLookup {
 		return r.lookup(ctx, c, op, now), nil
 	}
 	if version, ok := c.ExpectedVersion(op.Payload); ok && c.HasConditional() {
-		a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, version)
+		a := r.Client.Create(ctx, c, op.Tenant, op.Payload, op.RemoteKey, version)
 		v := laterSendVerdict(c, op, a, "conditional resend")
 		if a.Status == 412 {
 			v = verdict{to: ledger.Escalated, evidence: v.evidence,
 				reason: "the precondition failed: the resource changed, possibly by the first attempt; confirm by hand"}
 		}
-		return afterLaterSend(c, v, false), &now
+		return afterLaterSend(c, v, false), sentAt(a, now)
 	}
 	return verdict{to: ledger.Escalated, evidence: map[string]any{"classes": c.Classes()},
 		reason: fmt.Sprintf("the target offers no way to confirm the outcome; escalated to %s", c.Owner.Team)}, nil
@@ -152,22 +152,33 @@ func (r *Reconciler) authorisedReplay(ctx context.Context, c *target.Contract, o
 		return verdict{to: ledger.Escalated, evidence: map[string]any{"via": "authorised replay"},
 			reason: "the authorised same-key replay was not sent: its window closed before the reconciler reached it"}, nil
 	}
-	a := r.Client.Create(ctx, c, op.Payload, op.RemoteKey, "")
+	a := r.Client.Create(ctx, c, op.Tenant, op.Payload, op.RemoteKey, "")
 	v := laterSendVerdict(c, op, a, "same-key replay")
 	v.evidence["authorised"] = true
 	if v.to == ledger.Unknown {
 		v.to, v.endReplay = ledger.Escalated, false
 		v.reason += fmt.Sprintf("; the authorised replay settled nothing; escalated again to %s", c.Owner.Team)
 	}
-	return v, &now
+	return v, sentAt(a, now)
+}
+
+// sentAt is the send time to record for a later send: now, unless nothing
+// was sent (a missing tenant parameter or credential), which must not
+// count as a send in the absence rules.
+func sentAt(a target.Attempt, now time.Time) *time.Time {
+	if !a.Sent() {
+		return nil
+	}
+	return &now
 }
 
 // afterLaterSend decides what follows a later send answered "this request
-// did nothing": sending again would most likely earn the same answer and
-// prove no more, so the replay window ends and the operation is looked up
-// next, or, when the target offers no lookup, escalated at once.
+// did nothing", or answered with the target's saved answer to the first
+// send: sending again would most likely earn the same answer and prove no
+// more, so the replay window ends and the operation is looked up next, or,
+// when the target offers no lookup, escalated at once.
 func afterLaterSend(c *target.Contract, v verdict, canLookup bool) verdict {
-	if !v.didNothing {
+	if !v.noMoreReplays || v.to != ledger.Unknown {
 		return v
 	}
 	if canLookup {
@@ -183,8 +194,12 @@ func afterLaterSend(c *target.Contract, v verdict, canLookup bool) verdict {
 
 // lookup asks the target for objects carrying settle's reference.
 func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.Operation, now time.Time) verdict {
-	a := r.Client.Lookup(ctx, c, op.RemoteKey, op.RemoteRef)
+	a := r.Client.Lookup(ctx, c, op.Tenant, op.RemoteKey, op.RemoteRef)
 	ev := map[string]any{"via": "lookup", "status": a.Status}
+	if !a.Sent() {
+		delete(ev, "status")
+		return notSent(a, ev)
+	}
 	if !a.Answered() {
 		ev["failure"] = a.Failure
 		return unknown("lookup got no response: "+a.Failure, ev)

@@ -68,7 +68,7 @@ func newRigAt(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *
 	}
 	return &rig{
 		t: t, ctx: context.Background(), h: h, store: h.New(t, now), srv: srv, sim: srv.Sim(),
-		set: set, c: c, client: target.NewClient(), now: now,
+		set: set, c: c, client: target.NewClient(target.ClientOptions{}), now: now,
 		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
 	}
 }

@@ -35,10 +35,12 @@ type verdict struct {
 	reason    string
 	evidence  map[string]any
 	soon      bool // reconcile again after the minimum delay, not the backoff
-	// didNothing: a later send was answered with a status the contract
-	// documents as "no side effect": true of that request only.
-	didNothing bool
-	endReplay  bool // end the same-key replay window (ledger.Outcome.EndReplay)
+	// noMoreReplays: a later send was answered in a way another same-key
+	// replay cannot improve on: a status documented as "no side effect"
+	// (true of that request only), or the target's saved answer to the
+	// key's first use, replayed again (idempotency.replayed_header).
+	noMoreReplays bool
+	endReplay     bool // end the same-key replay window (ledger.Outcome.EndReplay)
 }
 
 func (v verdict) outcome(op ledger.Operation, from ledger.State, actor string) ledger.Outcome {
@@ -52,17 +54,39 @@ func unknown(reason string, ev map[string]any) verdict {
 	return verdict{to: ledger.Unknown, reason: reason, evidence: ev}
 }
 
+// notSent is the verdict on a request that was never made: what it needed
+// (a tenant parameter, a credential) is missing. Nothing reached the
+// target, and no loop can supply it, so a person must act: ESCALATED, with
+// the reason and the missing parameter names (never values) as evidence.
+func notSent(a target.Attempt, ev map[string]any) verdict {
+	if ev == nil {
+		ev = map[string]any{}
+	}
+	ev["sent"] = false
+	if len(a.Missing) > 0 {
+		ev["missing"] = a.Missing
+	}
+	return verdict{to: ledger.Escalated, reason: "nothing was sent: " + a.NotSent, evidence: ev}
+}
+
 // sendVerdict classifies the answer to the first send of an operation (the
 // executor's) following the contract's status table: only a documented
-// no-side-effect rejection is FAILED_TERMINAL, only a verified object is
-// SUCCEEDED, everything unclear is UNKNOWN. Answers to later sends go
-// through laterSendVerdict.
+// no-side-effect rejection or a found object whose own status documents
+// failure is FAILED_TERMINAL, only a verified object is SUCCEEDED,
+// everything unclear is UNKNOWN, and a request that could not be made is
+// ESCALATED unsent. Answers to later sends go through laterSendVerdict.
 func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verdict {
+	if !a.Sent() {
+		return notSent(a, nil)
+	}
 	if !a.Answered() {
 		return unknown("no response: "+a.Failure, map[string]any{"failure": a.Failure})
 	}
 	out := c.Classify(a.Status)
 	ev := map[string]any{"status": a.Status, "outcome": string(out)}
+	if a.Replayed {
+		ev["replayed"] = true
+	}
 	switch out {
 	case target.Succeeded:
 		return objectVerdict(c, op, a.Body, ev)
@@ -89,22 +113,33 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 // documented as having no side effect (a 429, or the 400/422 a provider
 // gives for a key it has seen) says that this request did nothing; the
 // first send may still have committed, so it is never proof of absence:
-// the operation stays UNKNOWN with the answer as evidence (didNothing set,
-// for the caller to move on to lookup or escalation).
+// the operation stays UNKNOWN with the answer as evidence. An answer the
+// target marks as replayed that leaves the operation UNKNOWN (a saved 500,
+// a saved pending object) is the answer to the first send, saved: every
+// further replay would earn it again. Both set noMoreReplays, for the
+// caller to move on to lookup or escalation. A found object documenting
+// failure is FAILED_TERMINAL whichever send it answered.
 func laterSendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt, via string) verdict {
 	v := sendVerdict(c, op, a)
 	v.evidence["via"] = via
-	if v.to != ledger.FailedTerminal {
-		return v
+	switch {
+	case v.to == ledger.FailedTerminal && c.Classify(a.Status) == target.RejectedWithoutSideEffect:
+		v.to, v.noMoreReplays = ledger.Unknown, true
+		v.reason = fmt.Sprintf("the %s was answered %d, documented as having no side effect for that request; it proves nothing about the first send", via, a.Status)
+	case v.to == ledger.Unknown && a.Replayed:
+		v.noMoreReplays = true
+		v.reason = fmt.Sprintf("the %s was answered %d, marked by the target as its saved answer to the first send (%s); replaying again cannot tell more",
+			via, a.Status, v.reason)
 	}
-	v.to, v.didNothing = ledger.Unknown, true
-	v.reason = fmt.Sprintf("the %s was answered %d, documented as having no side effect for that request; it proves nothing about the first send", via, a.Status)
 	return v
 }
 
 // objectVerdict checks one remote object against the approved payload: its
 // id must be readable, every contract match field (reference and tenant
-// included) must agree, and it must be complete.
+// included) must agree by its rule, and its own status (response.statuses)
+// decides: succeeded is SUCCEEDED, failed is FAILED_TERMINAL (the object
+// exists and documents that nothing was applied — found, not merely "not
+// found"), pending or unlisted stays UNKNOWN.
 func objectVerdict(c *target.Contract, op ledger.Operation, body []byte, ev map[string]any) verdict {
 	id, err := c.RemoteID(body)
 	if err != nil || id == "" {
@@ -112,16 +147,34 @@ func objectVerdict(c *target.Contract, op ledger.Operation, body []byte, ev map[
 	}
 	ev["remote_id"] = id
 	if bad := c.Mismatches(op.Payload, body); len(bad) > 0 {
-		ev["mismatched_fields"] = bad
+		mismatchEvidence(ev, bad)
 		return verdict{to: ledger.Escalated, remoteRef: id,
 			reason: "the remote object does not match the approved payload", evidence: ev}
 	}
-	done, err := c.Completed(body)
+	st, err := c.ObjectStatus(body)
 	if err != nil {
 		return unknown("the remote object's status is unreadable", ev)
 	}
-	if !done {
-		return unknown("the remote object exists but is not complete yet", ev)
+	if st.Status != "" {
+		ev["object_status"] = st.Status // a value the contract lists, never the target's free text
 	}
-	return verdict{to: ledger.Succeeded, remoteRef: id, reason: "confirmed by the target", evidence: ev}
+	switch st.Outcome {
+	case target.ObjectSucceeded:
+		return verdict{to: ledger.Succeeded, remoteRef: id, reason: "confirmed by the target", evidence: ev}
+	case target.ObjectFailed:
+		ev["documentation"] = st.Documentation
+		return verdict{to: ledger.FailedTerminal, remoteRef: id, evidence: ev,
+			reason: fmt.Sprintf("the target's object carries status %q, documented as failed: nothing was applied", st.Status)}
+	}
+	if st.Status == "" && c.Response.StatusField != "" {
+		return unknown("the remote object exists; its status is not in the contract's table, so it counts as pending", ev)
+	}
+	return unknown("the remote object exists but is not complete yet", ev)
+}
+
+// mismatchEvidence records which match fields differ and the kinds of their
+// two values (e.g. "string vs number"), never the values.
+func mismatchEvidence(ev map[string]any, bad []target.Mismatch) {
+	ev["mismatched_fields"] = target.MismatchFields(bad)
+	ev["mismatch_kinds"] = target.MismatchKinds(bad)
 }

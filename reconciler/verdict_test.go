@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,10 @@ targets:
       id_field: id
       match: [amount, currency, metadata.settle_ref, metadata.settle_tenant]
       status_field: status
-      succeeded: [succeeded]
+      statuses:
+        - {value: succeeded, outcome: succeeded}
+        - {value: processing, outcome: pending, documentation: "https://docs.example.invalid/api#status"}
+        - {value: declined, outcome: failed, documentation: "https://docs.example.invalid/api#status"}
 `
 
 func testContract(t *testing.T) *target.Contract {
@@ -76,7 +80,7 @@ func TestSendVerdict(t *testing.T) {
 		"201WithoutID":       {target.Attempt{Status: 201, Body: []byte(`{"amount":500}`)}, ledger.Unknown, "", "no readable object id"},
 		"201WrongAmount":     {target.Attempt{Status: 201, Body: remote("ch_1", "400", "acme", "succeeded")}, ledger.Escalated, "ch_1", "does not match"},
 		"201OtherTenant":     {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "globex", "succeeded")}, ledger.Escalated, "ch_1", "does not match"},
-		"201Pending":         {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "acme", "pending")}, ledger.Unknown, "", "not complete"},
+		"201Pending":         {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "acme", "pending")}, ledger.Unknown, "", "counts as pending"},
 		"202Accepted":        {target.Attempt{Status: 202, Body: []byte(`{"id":"ch_2","status":"pending"}`)}, ledger.Unknown, "ch_2", "accepted"},
 		"400Documented":      {target.Attempt{Status: 400, Body: []byte(`{}`)}, ledger.FailedTerminal, "", "no side effect"},
 		"409InProgress":      {target.Attempt{Status: 409}, ledger.Unknown, "", "still executing"},
@@ -84,6 +88,12 @@ func TestSendVerdict(t *testing.T) {
 		"503Undocumented":    {target.Attempt{Status: 503}, ledger.Unknown, "", "does not prove"},
 		"422Unmapped":        {target.Attempt{Status: 422}, ledger.Unknown, "", "does not prove"},
 		"200UnmappedSuccess": {target.Attempt{Status: 200, Body: remote("ch_1", "4321", "acme", "succeeded")}, ledger.Unknown, "", "does not prove"},
+		"201Declined":        {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "acme", "declined")}, ledger.FailedTerminal, "ch_1", `status "declined", documented as failed`},
+		"201Processing":      {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "acme", "processing")}, ledger.Unknown, "", "not complete"},
+		"201Unlisted":        {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "acme", "requires_action")}, ledger.Unknown, "", "counts as pending"},
+		"201DeclinedOther":   {target.Attempt{Status: 201, Body: remote("ch_1", "4321", "globex", "declined")}, ledger.Escalated, "ch_1", "does not match"},
+		"NotSent": {target.Attempt{NotSent: `the tenant has no parameter "account", which target payments needs`, Missing: []string{"account"}},
+			ledger.Escalated, "", `nothing was sent: the tenant has no parameter "account"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			v := sendVerdict(c, approved, tc.a)
@@ -101,6 +111,35 @@ func TestSendVerdict(t *testing.T) {
 	v := sendVerdict(c, approved, target.Attempt{Status: 400})
 	if v.evidence["documentation"] != "https://docs.example.invalid/api#errors" {
 		t.Fatalf("evidence = %v", v.evidence)
+	}
+	// So does an object whose status documents failure, with its id and
+	// the (listed) status.
+	v = sendVerdict(c, approved, target.Attempt{Status: 201, Body: remote("ch_9", "4321", "acme", "declined")})
+	if want := map[string]any{"status": 201, "outcome": "succeeded", "remote_id": "ch_9", "object_status": "declined",
+		"documentation": "https://docs.example.invalid/api#status"}; !reflect.DeepEqual(v.evidence, want) {
+		t.Fatalf("failed object: evidence = %v; want %v", v.evidence, want)
+	}
+	// An unlisted status is not repeated: it is the target's free text.
+	v = sendVerdict(c, approved, target.Attempt{Status: 201, Body: remote("ch_9", "4321", "acme", "requires_action")})
+	if _, ok := v.evidence["object_status"]; ok {
+		t.Fatalf("unlisted status: evidence = %v", v.evidence)
+	}
+	// Nothing sent: the reason and the missing names, never a value.
+	v = sendVerdict(c, approved, target.Attempt{NotSent: "x", Missing: []string{"account"}})
+	if want := map[string]any{"sent": false, "missing": []string{"account"}}; !reflect.DeepEqual(v.evidence, want) {
+		t.Fatalf("not sent: evidence = %v; want %v", v.evidence, want)
+	}
+	// A mismatch names the fields and the kinds of their values.
+	v = sendVerdict(c, approved, target.Attempt{Status: 201, Body: []byte(`{"id":"ch_1","amount":"4321","currency":"EUR","status":"succeeded",` +
+		`"metadata":{"settle_ref":"key-1"}}`)})
+	if !reflect.DeepEqual(v.evidence["mismatched_fields"], []string{"amount", "metadata.settle_tenant"}) ||
+		!reflect.DeepEqual(v.evidence["mismatch_kinds"], map[string]string{"amount": "number vs string", "metadata.settle_tenant": "string vs missing"}) {
+		t.Fatalf("mismatch: evidence = %v", v.evidence)
+	}
+	// A replayed answer says so.
+	v = sendVerdict(c, approved, target.Attempt{Status: 201, Replayed: true, Body: remote("ch_1", "4321", "acme", "succeeded")})
+	if v.to != ledger.Succeeded || v.evidence["replayed"] != true {
+		t.Fatalf("replayed: %+v", v)
 	}
 }
 

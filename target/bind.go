@@ -3,6 +3,9 @@ package target
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"settle/ledger"
 )
 
 // Bind writes settle's references into an approved payload before it is
@@ -37,10 +40,41 @@ func (c *Contract) bind(payload []byte, remoteKey, tenant string, replace bool) 
 		fields = append(fields, boundField{path: c.TenantField, value: tenant,
 			what: fmt.Sprintf("the tenant (target %s, tenant_field)", c.Name)})
 	}
-	if len(fields) == 0 {
-		return payload, nil
+	out := payload
+	if len(fields) > 0 {
+		var err error
+		if out, err = inject(payload, fields); err != nil {
+			return nil, err
+		}
 	}
-	return inject(payload, fields)
+	if err := c.checkSendable(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkSendable refuses at registration, with 422, a payload that could
+// never be sent: one holding a body field's path, or one that form
+// encoding cannot carry. Refused now, it is never approved, claimed and
+// then escalated unsent.
+func (c *Contract) checkSendable(payload []byte) error {
+	if len(c.BodyFields) == 0 && c.Encoding != EncodingForm {
+		return nil
+	}
+	v, err := decodeJSON(payload)
+	if err != nil {
+		return nil // the ledger refuses it with its own words
+	}
+	if err := c.checkBodyFields(v); err != nil {
+		return err
+	}
+	if c.Encoding == EncodingForm {
+		if _, err := FormEncode(payload); err != nil {
+			return ledger.Errorf(ledger.EInvalid, "target %s takes form-encoded bodies: %s", c.Name,
+				strings.TrimPrefix(err.Error(), "form encoding: "))
+		}
+	}
+	return nil
 }
 
 // References reads settle's reference and tenant back out of a remote object

@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -24,12 +27,35 @@ const MaxResponseBytes = 1 << 20
 //     replay it;
 //   - HTTP/2 is not negotiated (its transport retries refused streams);
 //   - redirects are not followed (a 307/308 would re-send the body).
+//
+// Every request carries the contract's credential (auth) and headers, with
+// the tenant's parameters filled in. What cannot be filled in is never
+// guessed: the request is not sent at all, and the Attempt says why.
 type Client struct {
-	http *http.Client
+	http    *http.Client
+	secrets *Secrets
+	params  ParamSource
+}
+
+// ParamSource reads a tenant's named request parameters (the ledger's
+// stores implement it as ledger.TenantParamStore). A tenant without any is
+// an empty map, not an error.
+type ParamSource interface {
+	TenantParams(ctx context.Context, tenant string) (map[string]string, error)
+}
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Secrets are the targets' credentials (ReadSecrets); nil: none, so
+	// nothing is sent to a target whose contract has an auth block.
+	Secrets *Secrets
+	// Params reads tenant parameters; nil: none, so nothing is sent to a
+	// target whose contract names one.
+	Params ParamSource
 }
 
 // NewClient returns a Client. Per-request timeouts come from each contract.
-func NewClient() *Client {
+func NewClient(o ClientOptions) *Client {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
@@ -38,42 +64,133 @@ func NewClient() *Client {
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
 		TLSHandshakeTimeout: 10 * time.Second,
 	}
-	return &Client{http: &http.Client{
-		Transport:     tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Client{
+		http: &http.Client{
+			Transport:     tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		secrets: o.Secrets,
+		params:  o.Params,
+	}
 }
 
-// Attempt is what one request showed: a status and body, or no response at
-// all and why.
+// Attempt is what one request showed: a status and body, no response at
+// all and why, or that nothing was sent and why.
 type Attempt struct {
 	Status  int    // 0 when no response arrived
-	Failure string // when Status is 0: "timeout", "connection reset", …
+	Failure string // when Status is 0 and a request was sent: "timeout", "connection reset", …
 	Body    []byte // at most MaxResponseBytes
+	// NotSent, when set, says why no request was made at all: a tenant
+	// parameter is missing, a credential was not loaded, a parameter read
+	// failed, the body or URL cannot be built. It names parameters,
+	// variables and fields, never their values. Nothing reached the target.
+	NotSent string
+	// Missing lists the tenant parameters that were absent (sorted), when
+	// that is why nothing was sent.
+	Missing []string
+	// Replayed: the response carried idempotency.replayed_header "true",
+	// so it is the target's saved answer to the key's first use.
+	Replayed bool
 }
 
 // Answered reports whether a response arrived.
 func (a Attempt) Answered() bool { return a.Status != 0 }
 
-// Create sends the approved bytes to the contract's create endpoint with
-// key as the idempotency key (when the contract has one) and ifMatch as the
-// precondition (when non-empty and the contract has one).
-func (cl *Client) Create(ctx context.Context, c *Contract, payload []byte, key, ifMatch string) Attempt {
-	method, u := c.CreateURL()
-	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+// Sent reports whether a request was made (answered or not).
+func (a Attempt) Sent() bool { return a.NotSent == "" }
+
+// Create sends the approved bytes to the contract's create endpoint for
+// tenant, with key as the idempotency key (when the contract has one) and
+// ifMatch as the precondition (when non-empty and the contract has one).
+// The wire body is CreateBody's, so a replay with unchanged tenant
+// parameters sends identical bytes.
+func (cl *Client) Create(ctx context.Context, c *Contract, tenant string, payload []byte, key, ifMatch string) Attempt {
+	params, h, not := cl.prepare(ctx, c, tenant, c.params(true))
+	if not != nil {
+		return *not
+	}
+	contentType, body, err := c.CreateBody(payload, params)
+	if err != nil {
+		return Attempt{NotSent: "the request body could not be built: " + err.Error()}
+	}
+	h.Set("Content-Type", contentType)
 	if c.Idempotency != nil && key != "" {
 		h.Set(c.Idempotency.Header, key)
 	}
 	if c.ConditionalUpdate != nil && ifMatch != "" {
 		h.Set(c.ConditionalUpdate.Header, ifMatch)
 	}
-	return cl.do(ctx, c, method, u, h, payload)
+	method, u := c.CreateURL()
+	return cl.do(ctx, c, method, u, h, body)
 }
 
-// Lookup asks the target for objects carrying settle's reference.
-func (cl *Client) Lookup(ctx context.Context, c *Contract, reference, remoteRef string) Attempt {
-	method, u := c.LookupURL(reference, remoteRef)
-	return cl.do(ctx, c, method, u, http.Header{"Accept": {"application/json"}}, nil)
+// Lookup asks the target, for tenant, for objects carrying settle's
+// reference (or, when the path names it, the target's object id).
+func (cl *Client) Lookup(ctx context.Context, c *Contract, tenant, reference, remoteRef string) Attempt {
+	_, h, not := cl.prepare(ctx, c, tenant, c.params(false))
+	if not != nil {
+		return *not
+	}
+	method, u, err := c.LookupURL(reference, remoteRef)
+	if err != nil {
+		return Attempt{NotSent: err.Error()}
+	}
+	return cl.do(ctx, c, method, u, h, nil)
+}
+
+// prepare reads what a request to c for tenant needs before anything is
+// sent: the tenant parameters in need (read only when there are any) and
+// the credential, and builds the common headers. A non-nil Attempt means
+// nothing may be sent.
+func (cl *Client) prepare(ctx context.Context, c *Contract, tenant string, need []string) (map[string]string, http.Header, *Attempt) {
+	var params map[string]string
+	if len(need) > 0 {
+		if cl.params == nil {
+			return nil, nil, &Attempt{NotSent: fmt.Sprintf("target %s needs tenant parameters (%s), but this settle reads none", c.Name, strings.Join(need, ", "))}
+		}
+		var err error
+		if params, err = cl.params.TenantParams(ctx, tenant); err != nil {
+			// The store's error is for the log of whoever owns the store;
+			// it is not evidence and may quote a query.
+			return nil, nil, &Attempt{NotSent: fmt.Sprintf("the parameters of tenant %s could not be read", tenant)}
+		}
+		var missing []string
+		for _, n := range need {
+			if strings.TrimSpace(params[n]) == "" {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, nil, &Attempt{NotSent: missingText(c.Name, tenant, missing), Missing: missing}
+		}
+	}
+	secret := ""
+	if c.Auth != nil {
+		if secret = cl.secrets.secret(c.Name); secret == "" {
+			return nil, nil, &Attempt{NotSent: fmt.Sprintf("the credential of target %s (environment variable %s) was not loaded", c.Name, c.Auth.SecretEnv)}
+		}
+	}
+	h, err := c.headers(params, secret)
+	if err != nil {
+		return nil, nil, &Attempt{NotSent: "the request headers could not be built: " + err.Error()}
+	}
+	return params, h, nil
+}
+
+// missingText says which parameters a tenant lacks and how to set them.
+func missingText(target, tenant string, missing []string) string {
+	quoted := make([]string, len(missing))
+	flags := make([]string, len(missing))
+	for i, m := range missing {
+		quoted[i] = strconv.Quote(m)
+		flags[i] = "--param " + m + "=…"
+	}
+	noun := "parameter"
+	if len(missing) > 1 {
+		noun = "parameters"
+	}
+	return fmt.Sprintf("tenant %s has no %s %s, which target %s needs (settle tenant set --tenant %s %s)",
+		tenant, noun, strings.Join(quoted, ", "), target, tenant, strings.Join(flags, " "))
 }
 
 func (cl *Client) do(ctx context.Context, c *Contract, method, u string, h http.Header, body []byte) Attempt {
@@ -85,7 +202,7 @@ func (cl *Client) do(ctx context.Context, c *Contract, method, u string, h http.
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return Attempt{Failure: "request could not be built"}
+		return Attempt{NotSent: "the request could not be built"}
 	}
 	req.GetBody = nil
 	req.Header = h
@@ -100,7 +217,11 @@ func (cl *Client) do(ctx context.Context, c *Contract, method, u string, h http.
 		// and cannot be verified, which is the same as no answer.
 		return Attempt{Failure: "response body lost: " + failure(err)}
 	}
-	return Attempt{Status: resp.StatusCode, Body: b}
+	a := Attempt{Status: resp.StatusCode, Body: b}
+	if c.Idempotency != nil && c.Idempotency.ReplayedHeader != "" {
+		a.Replayed = strings.EqualFold(strings.TrimSpace(resp.Header.Get(c.Idempotency.ReplayedHeader)), "true")
+	}
+	return a
 }
 
 // failure names a transport error without its text, which quotes URLs.

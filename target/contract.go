@@ -77,6 +77,20 @@ type Contract struct {
 	Outcomes []OutcomeRule // in file order; Status normalised ("409", "4xx")
 	Response Response
 	Webhook  *Webhook // nil: no webhooks from this target
+
+	// Auth names the credential sent with every request; nil: none. It
+	// holds the environment variable's name, never the secret (see Secrets).
+	Auth *Auth
+	// Encoding is how a create body goes on the wire: EncodingJSON (the
+	// default) sends the approved canonical bytes, EncodingForm derives
+	// application/x-www-form-urlencoded bytes from them.
+	Encoding Encoding
+	// Headers are sent with every request (create, replay, resend and
+	// lookup), in file order; values may name tenant parameters.
+	Headers []Header
+	// BodyFields are written into the create body at send time, after the
+	// payload was approved and hashed; values may name tenant parameters.
+	BodyFields []BodyField
 }
 
 // Owner is the team that owns the target's contract and its escalations.
@@ -108,6 +122,10 @@ type Idempotency struct {
 	// between settle and the target and for time a request spends in the
 	// target's queues; 0 = DefaultReplayMargin.
 	ReplayMargin time.Duration
+	// ReplayedHeader is the response header whose value "true" marks an
+	// answer the target replayed from its saved response to the key's first
+	// use; "" = the target documents none.
+	ReplayedHeader string
 }
 
 // DefaultReplayMargin is the replay margin of a contract that states none.
@@ -144,14 +162,114 @@ type OutcomeRule struct {
 
 // Response says how to read a remote object.
 type Response struct {
-	IDField string   // dotted path of the remote object id
-	Match   []string // dotted paths that must equal the approved payload's
+	IDField string       // dotted path of the remote object id
+	Match   []MatchField // fields that must agree in the approved payload and the remote object
 	// StatusField is the dotted path of the object's status; "" = the target
 	// documents none, so an object that exists counts as completed.
 	StatusField string
-	// Succeeded lists the StatusField values that mean completed; any other
-	// value means still pending. Non-empty exactly when StatusField is set.
-	Succeeded []string
+	// Statuses maps StatusField values to what they mean; a value not
+	// listed means pending. Non-empty exactly when StatusField is set, and
+	// holds at least one ObjectSucceeded row.
+	Statuses []StatusRule
+}
+
+// MatchRule is how one match field compares.
+type MatchRule string
+
+// The match rules. A Contract built in code may leave Rule empty: it
+// compares as MatchExact.
+const (
+	// MatchExact: equal JSON values; numbers by exact value (10 equals 10.0).
+	MatchExact MatchRule = "exact"
+	// MatchCaseInsensitive: strings equal ignoring case (strings.EqualFold),
+	// for codes a target rewrites such as "EUR" → "eur"; other values exact.
+	MatchCaseInsensitive MatchRule = "case_insensitive"
+	// MatchNumeric: the same decimal value, whether written as a JSON number
+	// or as a numeric string (1, 1.0 and "1.00" agree), compared exactly.
+	MatchNumeric MatchRule = "numeric"
+)
+
+var matchRuleNames = []string{string(MatchExact), string(MatchCaseInsensitive), string(MatchNumeric)}
+
+// MatchField is one response.match entry.
+type MatchField struct {
+	Field string // dotted path
+	Rule  MatchRule
+}
+
+// MatchFields returns the match entries' paths, in contract order.
+func (r Response) MatchFields() []string {
+	out := make([]string, len(r.Match))
+	for i, m := range r.Match {
+		out[i] = m.Field
+	}
+	return out
+}
+
+// ObjectOutcome is what a remote object's own status says about it.
+type ObjectOutcome string
+
+// The object outcomes of response.statuses.
+const (
+	// ObjectSucceeded: the object is complete; SUCCEEDED once it matches.
+	ObjectSucceeded ObjectOutcome = "succeeded"
+	// ObjectPending: not complete yet; the operation stays UNKNOWN and is
+	// reconciled later. Every unlisted status reads as pending.
+	ObjectPending ObjectOutcome = "pending"
+	// ObjectFailed: the object exists and documents that nothing was
+	// applied (a declined charge): FAILED_TERMINAL with it as evidence.
+	ObjectFailed ObjectOutcome = "failed"
+)
+
+var objectOutcomeNames = []string{string(ObjectSucceeded), string(ObjectPending), string(ObjectFailed)}
+
+// StatusRule is one response.statuses row.
+type StatusRule struct {
+	Value         string // the status text, compared exactly
+	Outcome       ObjectOutcome
+	Documentation string // required unless Outcome is ObjectSucceeded
+}
+
+// Auth is the credential settle sends with every request to the target.
+type Auth struct {
+	Header string // e.g. Authorization
+	// Scheme is AuthBearer, AuthBasic or "" (the secret is the whole
+	// header value).
+	Scheme string
+	// SecretEnv names the environment variable holding the secret, read
+	// once at start-up by ReadSecrets. For AuthBasic it holds
+	// "user:password", which settle base64-encodes.
+	SecretEnv string
+}
+
+// The auth schemes.
+const (
+	AuthBearer = "Bearer"
+	AuthBasic  = "Basic"
+)
+
+// Encoding is the wire form of a create body.
+type Encoding string
+
+// The encodings.
+const (
+	// EncodingJSON sends the approved canonical JSON (body_fields written in).
+	EncodingJSON Encoding = "json"
+	// EncodingForm sends application/x-www-form-urlencoded pairs derived
+	// from the canonical JSON in bracket notation (see FormEncode).
+	EncodingForm Encoding = "form"
+)
+
+// Header is one extra request header.
+type Header struct {
+	Name  string
+	Value Template
+}
+
+// BodyField is one field settle writes into a create body at send time.
+type BodyField struct {
+	Path  string // dotted path
+	Value Template
 }
 
 // Webhook describes inbound events. It holds the name of the environment
@@ -302,23 +420,6 @@ func (c *Contract) CanReplay(now, windowEnd time.Time) bool {
 // CreateURL returns the method and absolute URL of the create call.
 func (c *Contract) CreateURL() (method, u string) {
 	return c.Create.Method, c.BaseURL + c.Create.Path
-}
-
-// LookupURL returns the method and absolute URL of a lookup, with
-// {reference} and {remote_ref} expanded and escaped for where they stand
-// (path segment or query value). It returns "", "" when the contract has no
-// lookup; when Lookup.NeedsRemoteRef, call it only with a remote ref.
-func (c *Contract) LookupURL(reference, remoteRef string) (method, u string) {
-	if c.Lookup == nil {
-		return "", ""
-	}
-	p, q, hasQuery := strings.Cut(c.Lookup.Path, "?")
-	p = strings.NewReplacer("{reference}", pathEscape(reference), "{remote_ref}", pathEscape(remoteRef)).Replace(p)
-	if hasQuery {
-		q = strings.NewReplacer("{reference}", url.QueryEscape(reference), "{remote_ref}", url.QueryEscape(remoteRef)).Replace(q)
-		p += "?" + q
-	}
-	return c.Lookup.Method, c.BaseURL + p
 }
 
 // pathEscape also escapes a value of "." or "..", which PathEscape leaves

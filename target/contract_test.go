@@ -265,13 +265,13 @@ func TestContract_URLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, u := c.LookupURL(tt.reference, tt.remoteRef)
-			if m != "GET" || u != "http://127.0.0.1:9090"+tt.want {
+			m, u, err := c.LookupURL(tt.reference, tt.remoteRef)
+			if m != "GET" || u != "http://127.0.0.1:9090"+tt.want || err != nil {
 				t.Errorf("LookupURL = %s %s; want GET …%s", m, u, tt.want)
 			}
 		})
 	}
-	if m, u := parseOne(t, "").LookupURL("r", "o"); m != "" || u != "" {
+	if m, u, err := parseOne(t, "").LookupURL("r", "o"); m != "" || u != "" || err != nil {
 		t.Errorf("LookupURL without lookup = %q %q", m, u)
 	}
 }

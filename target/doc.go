@@ -35,9 +35,13 @@
 //	      retention: 24h                   # default 0 = window zero
 //	      mismatch: rejected               # rejected | replays_original | undocumented (default)
 //	      concurrent: conflict             # conflict | waits | undocumented (default)
+//	      replay_margin: 5s                # default 5s, 0 < margin ≤ 1h
+//	      replayed_header: Idempotent-Replayed  # optional; "true" there marks a replayed saved answer
 //	    lookup:                            # optional; absent = unresolved operations escalate
 //	      method: GET                      # default and only value: GET
-//	      path: /v1/charges?ref={reference}   # required; {reference} and/or {remote_ref}
+//	      path: /v1/charges?ref={reference}   # required; {reference} and/or {remote_ref}; query values
+//	                                       # are decoded, filled in and re-encoded (a quote or \ in a
+//	                                       # value bound for the query is never sent)
 //	      results_field: data              # optional; "" = the body is the one result
 //	      read_after_write: false          # default false
 //	      propagation_limit: 30s           # optional, > 0; absent = none documented
@@ -51,21 +55,54 @@
 //	        documentation: https://…       # required for rejected_without_side_effect and for 5xx ≠ unknown
 //	    response:                          # required
 //	      id_field: id                     # required; dotted path of the remote object id
-//	      match: [amount, metadata.settle_ref]  # required, non-empty; must include reference_field and tenant_field
+//	      match:                           # required, non-empty; must include reference_field and tenant_field
+//	        - metadata.settle_ref          # a dotted path: rule exact
+//	        - {field: currency, rule: case_insensitive}  # exact (default) | case_insensitive | numeric
 //	      status_field: status             # optional; dotted path of the object's status
-//	      succeeded: [succeeded]           # required with status_field (only then); values that mean completed
+//	      statuses:                        # required with status_field (only then); ≥ 1 succeeded row
+//	        - {value: succeeded, outcome: succeeded}
+//	        - {value: failed, outcome: failed, documentation: https://…}  # succeeded | pending | failed;
+//	                                       # documentation required unless succeeded; unlisted = pending
 //	    webhook:                           # optional
 //	      secret_env: SETTLE_PAYMENTS_WEBHOOK_SECRET  # required; the variable's name, never the secret
 //	      tolerance: 5m                    # default 5m, 0 < tolerance ≤ 1h
 //	      signature_header: Settle-Signature  # default; "t=<unix>,v1=<hex HMAC-SHA256("<t>.<body>")>"
 //	      object_field: data               # default; dotted path of the remote object in an event
 //	      event_id_field: id               # default; dotted path of the event's id
+//	    auth:                              # optional; a credential on every request
+//	      header: Authorization            # required
+//	      scheme: Bearer                   # Bearer | Basic (secret = user:password, base64-encoded) | none: raw
+//	      secret_env: STRIPE_SECRET_KEY    # required; the variable's name, read at start-up (ReadSecrets)
+//	    encoding: form                     # json (default) | form (x-www-form-urlencoded, bracket notation)
+//	    headers:                           # optional; on every request; values may name {tenant.NAME}
+//	      Stripe-Account: "{tenant.account}"
+//	    body_fields:                       # optional; written into the create body at send time
+//	      transfer_data.destination: "{tenant.destination}"
 //
 // Further rules: succeeded and accepted_pending only for 2xx statuses; a
 // status appears once; idempotency.concurrent: conflict needs an in_progress
 // row; a lookup path with {reference} needs reference_field or an
 // idempotency header (otherwise the target never receives the reference);
-// anchors, aliases, tags and merge keys are refused.
+// reference_field and tenant_field compare exactly; headers may not set
+// Content-Type, Content-Length, Host, Authorization, the auth, idempotency
+// or conditional-update header, Expect or hop-by-hop headers; a body field
+// may not overlap the reference, tenant or version field, a match field or
+// another body field; templates hold only {tenant.NAME} placeholders (NAME
+// ^[a-z][a-z0-9_]{0,31}$); anchors, aliases, tags and merge keys are
+// refused.
+//
+// Sending: the Client fills every {tenant.NAME} from a ParamSource (the
+// ledger's tenant parameters) and the credential from Secrets before a
+// request is made. When anything is missing nothing is sent: the Attempt's
+// NotSent says why, naming parameters and variables, never values. The
+// stored payload and its hash are the approved canonical JSON; CreateBody
+// derives the wire bytes from it (body fields, then the encoding), the same
+// bytes for every replay. A parameter that selects an account (Stripe's
+// Stripe-Account) must not change while the tenant has operations to the
+// target that are not final: idempotency keys are unique per account, so a
+// replay to the new account would be executed as a new request
+// (CONTRACTS.md, "Don't change an account parameter under unfinished
+// operations").
 //
 // Capability classes follow from the facts: A = idempotency header with
 // retention > 0 and mismatch rejected; B = a lookup path needing only

@@ -37,7 +37,7 @@ func TestParse_Errors(t *testing.T) {
 		{"target not a mapping", "targets:\n  - payments\n", []string{"c.yaml:2: targets[0]: must be a mapping with the fields " + all + ", not a single value"}},
 		{"unknown target field", edit("    timeuot: 5s\n"), []string{"c.yaml:9: targets[0].timeuot: unknown field (allowed here: " + all + ")"}},
 		{"unknown nested field", edit("    idempotency:\n      header: Idempotency-Key\n      retension: 24h\n"), []string{
-			"c.yaml:11: targets[0].idempotency.retension: unknown field (allowed here: header, scope, retention, mismatch, concurrent, replay_margin)"}},
+			"c.yaml:11: targets[0].idempotency.retension: unknown field (allowed here: header, scope, retention, mismatch, concurrent, replay_margin, replayed_header)"}},
 		{"empty value", edit("    lookup:\n"), []string{"c.yaml:9: targets[0].lookup: is empty; give a value or remove the field"}},
 		{"anchor", replace("owner: {", "owner: &o {", ""), []string{"c.yaml:3: targets[0].owner: anchors, aliases and tags are not supported; write the value out"}},
 		{"tag", edit("    timeout: !!str 10s\n"), []string{"c.yaml:9: targets[0].timeout: anchors, aliases and tags are not supported; write the value out"}},
@@ -170,25 +170,150 @@ func TestParse_Errors(t *testing.T) {
 		{"match entries", replace("match: [amount]", `match: [amount, amount, "a..b", 5]`, ""), []string{
 			"c.yaml:8: targets[0].response.match[1]: amount is listed twice",
 			`c.yaml:8: targets[0].response.match[2]: "a..b" is not a dotted field path (e.g. metadata.settle_ref)`,
-			"c.yaml:8: targets[0].response.match[3]: must be a dotted field path"}},
+			"c.yaml:8: targets[0].response.match[3]: must be a dotted field path, or a mapping with field and rule"}},
 		{"match must carry reference and tenant", edit("    reference_field: metadata.ref\n    tenant_field: metadata.tenant\n"), []string{
 			"c.yaml:8: targets[0].response.match: must include metadata.ref, which settle writes into the payload",
 			"c.yaml:8: targets[0].response.match: must include metadata.tenant, which settle writes into the payload"}},
 
-		{"status_field not a path", replace("match: [amount]}", `match: [amount], status_field: "a..b", succeeded: [ok]}`, ""), []string{
+		{"match rules", edit(`    reference_field: ref
+    response:
+      id_field: id
+      match:
+        - ref
+        - {field: amount, rule: fuzzy}
+        - {field: currency, rule: case_insensitive, note: x}
+        - {rule: numeric}
+        - {field: ref, rule: exact}
+        - [a]
+`, "response"), []string{
+			`c.yaml:13: targets[0].response.match[1].rule: "fuzzy" is not one of exact, case_insensitive, numeric`,
+			"c.yaml:14: targets[0].response.match[2].note: unknown field (allowed here: field, rule)",
+			"c.yaml:15: targets[0].response.match[3].field: required",
+			"c.yaml:16: targets[0].response.match[4]: ref is listed twice",
+			"c.yaml:17: targets[0].response.match[5]: must be a dotted field path, or a mapping with field and rule"}},
+		{"reference and tenant compare exactly", replace("match: [amount]", "match: [amount, {field: ref, rule: case_insensitive}, {field: tenant, rule: numeric}]",
+			"    reference_field: ref\n    tenant_field: tenant\n"), []string{
+			"c.yaml:8: targets[0].response.match[1]: ref is written by settle and compares exactly; remove the rule",
+			"c.yaml:8: targets[0].response.match[2]: tenant is written by settle and compares exactly; remove the rule",
+			"c.yaml:8: targets[0].response.match: must include ref, which settle writes into the payload",
+			"c.yaml:8: targets[0].response.match: must include tenant, which settle writes into the payload"}},
+
+		{"status_field not a path", replace("match: [amount]}", `match: [amount], status_field: "a..b", statuses: [{value: ok, outcome: succeeded}]}`, ""), []string{
 			`c.yaml:8: targets[0].response.status_field: "a..b" is not a dotted field path (e.g. metadata.settle_ref)`}},
-		{"status_field without succeeded", replace("match: [amount]}", "match: [amount], status_field: status}", ""), []string{
-			"c.yaml:8: targets[0].response.succeeded: required with status_field: list the values that mean the object is completed"}},
-		{"succeeded without status_field", replace("match: [amount]}", "match: [amount], succeeded: [ok]}", ""), []string{
-			"c.yaml:8: targets[0].response.succeeded: needs status_field; set it to the field holding the status, or remove succeeded"}},
-		{"succeeded empty", replace("match: [amount]}", "match: [amount], status_field: status, succeeded: []}", ""), []string{
-			"c.yaml:8: targets[0].response.succeeded: needs at least one value; with none, nothing would ever count as completed"}},
-		{"succeeded not a list", replace("match: [amount]}", "match: [amount], status_field: status, succeeded: ok}", ""), []string{
-			"c.yaml:8: targets[0].response.succeeded: must be a list, not a single value"}},
-		{"succeeded entries", replace("match: [amount]}", `match: [amount], status_field: status, succeeded: [ok, ok, 5, " "]}`, ""), []string{
-			"c.yaml:8: targets[0].response.succeeded[1]: ok is listed twice",
-			"c.yaml:8: targets[0].response.succeeded[2]: must be text (quote it)",
-			"c.yaml:8: targets[0].response.succeeded[3]: is empty; give a value or remove it"}},
+		{"status_field without statuses", replace("match: [amount]}", "match: [amount], status_field: status}", ""), []string{
+			"c.yaml:8: targets[0].response.statuses: required with status_field: list the values and what each means (at least one succeeded)"}},
+		{"statuses without status_field", replace("match: [amount]}", "match: [amount], statuses: [{value: ok, outcome: succeeded}]}", ""), []string{
+			"c.yaml:8: targets[0].response.statuses: needs status_field; set it to the field holding the status, or remove statuses"}},
+		{"statuses empty", replace("match: [amount]}", "match: [amount], status_field: status, statuses: []}", ""), []string{
+			"c.yaml:8: targets[0].response.statuses: needs at least one value; with none, nothing would ever count as completed"}},
+		{"statuses not a list", replace("match: [amount]}", "match: [amount], status_field: status, statuses: ok}", ""), []string{
+			"c.yaml:8: targets[0].response.statuses: must be a list, not a single value"}},
+		{"the old succeeded list is gone", replace("match: [amount]}", "match: [amount], status_field: status, succeeded: [ok]}", ""), []string{
+			"c.yaml:8: targets[0].response.succeeded: unknown field (allowed here: id_field, match, status_field, statuses)",
+			"c.yaml:8: targets[0].response.statuses: required with status_field: list the values and what each means (at least one succeeded)"}},
+		{"statuses entries", edit(`    response:
+      id_field: id
+      match: [amount]
+      status_field: status
+      statuses:
+        - {value: ok, outcome: succeeded}
+        - {value: ok, outcome: succeeded}
+        - {value: 5, outcome: succeeded}
+        - {value: declined, outcome: failed}
+        - {value: waiting, outcome: pending}
+        - {value: x, outcome: done, documentation: "https://docs.example.com/s"}
+        - {outcome: succeeded}
+        - {value: y, outcome: failed, documentation: "see the docs"}
+`, "response"), []string{
+			"c.yaml:14: targets[0].response.statuses[1].value: ok is listed twice",
+			"c.yaml:15: targets[0].response.statuses[2].value: must be text (quote it)",
+			"c.yaml:16: targets[0].response.statuses[3].documentation: required for failed: cite where the target documents what declined means",
+			"c.yaml:17: targets[0].response.statuses[4].documentation: required for pending: cite where the target documents what waiting means",
+			`c.yaml:18: targets[0].response.statuses[5].outcome: "done" is not one of succeeded, pending, failed`,
+			"c.yaml:19: targets[0].response.statuses[6].value: required",
+			"c.yaml:20: targets[0].response.statuses[7].documentation: must be an absolute http or https URL without user info"}},
+		{"statuses without a succeeded value", replace("match: [amount]}",
+			`match: [amount], status_field: status, statuses: [{value: declined, outcome: failed, documentation: "https://docs.example.com/s"}]}`, ""), []string{
+			"c.yaml:8: targets[0].response.statuses: needs at least one value with outcome succeeded; with none, nothing would ever count as completed"}},
+
+		// auth, encoding, headers, body_fields
+		{"auth header missing", edit("    auth: {secret_env: K}\n"), []string{"c.yaml:9: targets[0].auth.header: required"}},
+		{"auth secret_env missing", edit("    auth: {header: X-Api-Key}\n"), []string{"c.yaml:9: targets[0].auth.secret_env: required"}},
+		{"auth header and scheme wrong", edit(`    auth: {header: "Api Key", scheme: Token, secret_env: K, value: x}` + "\n"), []string{
+			"c.yaml:9: targets[0].auth.value: unknown field (allowed here: header, scheme, secret_env)",
+			`c.yaml:9: targets[0].auth.header: "Api Key" is not an HTTP header name`,
+			`c.yaml:9: targets[0].auth.scheme: "Token" is not one of Bearer, Basic`}},
+		{"auth secret pasted in", edit("    auth: {header: Authorization, scheme: Bearer, secret_env: sk_live_51HxAbC}\n"), []string{
+			"c.yaml:9: targets[0].auth.secret_env: must name an environment variable (A-Z, 0-9, _), never hold the secret itself"}},
+		{"encoding unknown", edit("    encoding: xml\n"), []string{`c.yaml:9: targets[0].encoding: "xml" is not one of json, form`}},
+		{"headers not a mapping", edit("    headers: [Stripe-Account]\n"), []string{"c.yaml:9: targets[0].headers: must be a mapping, not a list"}},
+		{"headers", edit(`    auth: {header: X-Api-Key, secret_env: K}
+    idempotency: {header: Idempotency-Key}
+    conditional_update: {header: If-Match}
+    headers:
+      Content-Type: application/xml
+      x-api-key: "{tenant.key}"
+      idempotency-key: x
+      If-Match: x
+      Authorization: "Bearer sk_live_51HxAbC"
+      "Bad Header": x
+      Stripe-Account: "{tenant.Account}"
+      Stripe-Version: 2024
+      X-Empty: ""
+      stripe-account: "{tenant.account}"
+      X-Ok: "{tenant.account}"
+      x-ok: "again"
+      X-List: [a]
+      Connection: keep-alive
+      X-Line: "a\nb"
+`), []string{
+			"c.yaml:13: targets[0].headers.Content-Type: cannot be set here: settle sets it from encoding",
+			"c.yaml:14: targets[0].headers.x-api-key: cannot be set here: auth.header sends the credential there",
+			"c.yaml:15: targets[0].headers.idempotency-key: cannot be set here: idempotency.header carries the operation's key there",
+			"c.yaml:16: targets[0].headers.If-Match: cannot be set here: conditional_update.header carries the expected version there",
+			"c.yaml:17: targets[0].headers.Authorization: cannot be set here: credentials belong in auth, whose secret_env keeps the secret out of this file",
+			"c.yaml:18: targets[0].headers.Bad Header: is not an HTTP header name",
+			"c.yaml:19: targets[0].headers.Stripe-Account: may contain only {tenant.NAME} placeholders (NAME: a-z, 0-9 and _, starting with a letter, at most 32), and no other braces",
+			"c.yaml:20: targets[0].headers.Stripe-Version: must be text (quote it)",
+			"c.yaml:21: targets[0].headers.X-Empty: is empty; give a value or remove the field",
+			"c.yaml:22: targets[0].headers.stripe-account: is listed twice (header names ignore case)",
+			"c.yaml:24: targets[0].headers.x-ok: is listed twice (header names ignore case)",
+			"c.yaml:25: targets[0].headers.X-List: must be a single value, not a list",
+			"c.yaml:26: targets[0].headers.Connection: cannot be set here: it changes how the request travels, which settle controls so that nothing is sent twice",
+			"c.yaml:27: targets[0].headers.X-Line: holds a control character, which no header value may carry"}},
+		{"body_fields", edit(`    reference_field: metadata.ref
+    tenant_field: metadata.tenant
+    conditional_update: {header: If-Match, version_field: version}
+    response: {id_field: id, match: [amount, metadata.ref, metadata.tenant]}
+    body_fields:
+      metadata: "{tenant.x}"
+      metadata.tenant.sub: x
+      version: x
+      amount.value: x
+      "a..b": x
+      transfer.destination: "{tenant.destination}"
+      transfer: x
+      other: 5
+      note: "{tenant.}"
+`, "response"), []string{
+			"c.yaml:13: targets[0].body_fields.metadata: overlaps metadata.ref (reference_field)",
+			"c.yaml:14: targets[0].body_fields.metadata.tenant.sub: overlaps metadata.tenant (tenant_field)",
+			"c.yaml:15: targets[0].body_fields.version: overlaps version (conditional_update.version_field)",
+			"c.yaml:16: targets[0].body_fields.amount.value: overlaps amount (response.match, which compares with the approved payload)",
+			"c.yaml:17: targets[0].body_fields.a..b: is not a dotted field path (e.g. transfer_data.destination)",
+			"c.yaml:19: targets[0].body_fields.transfer: overlaps transfer.destination (another body field)",
+			"c.yaml:20: targets[0].body_fields.other: must be text (quote it)",
+			"c.yaml:21: targets[0].body_fields.note: may contain only {tenant.NAME} placeholders (NAME: a-z, 0-9 and _, starting with a letter, at most 32), and no other braces"}},
+		{"replayed_header invalid", edit(`    idempotency: {header: K, replayed_header: "Idempotent Replayed"}` + "\n"), []string{
+			`c.yaml:9: targets[0].idempotency.replayed_header: "Idempotent Replayed" is not an HTTP header name`}},
+		{"lookup query with a bad escape", edit(`    reference_field: ref
+    lookup: {path: "/v1/x/search?query=%zz'{reference}'"}
+    response: {id_field: id, match: [amount, ref]}
+`, "response"), []string{"c.yaml:9: targets[0].lookup.path: the query holds an invalid %-escape (write %25 for a literal %)"}},
+		{"lookup placeholder in a query name", edit(`    reference_field: ref
+    lookup: {path: "/v1/x?{reference}=1"}
+    response: {id_field: id, match: [amount, ref]}
+`, "response"), []string{"c.yaml:9: targets[0].lookup.path: placeholders go in query values (name={reference}), not in names"}},
 
 		// webhook
 		{"webhook secret_env missing", edit("    webhook: {tolerance: 5m}\n"), []string{"c.yaml:9: targets[0].webhook.secret_env: required"}},
@@ -233,8 +358,11 @@ func TestParse_SyntaxErrors(t *testing.T) {
 
 // Values that may be secrets or credentials never reach an error message.
 func TestParse_ErrorsOmitSecrets(t *testing.T) {
-	for _, secret := range []string{"whsec_9f8e7d6c5b4a", "s3cret"} {
-		yaml := edit("    webhook: {secret_env: whsec_9f8e7d6c5b4a}\n")
+	for _, secret := range []string{"whsec_9f8e7d6c5b4a", "s3cret", "sk_live_51HxAbC", "sk_test_4eC39"} {
+		yaml := edit(`    webhook: {secret_env: whsec_9f8e7d6c5b4a}
+    auth: {header: X-Api-Key, secret_env: sk_live_51HxAbC}
+    headers: {Authorization: "Bearer sk_test_4eC39", X-Key: "sk_test_4eC39{"}
+`)
 		yaml = strings.Replace(yaml, "http://127.0.0.1:9090", "https://u:s3cret@api.example.com", 1)
 		_, err := Parse("c.yaml", []byte(yaml))
 		if err == nil || strings.Contains(err.Error(), secret) {

@@ -35,7 +35,9 @@ func FuzzParse(f *testing.F) {
 			}
 			_ = c.Classes()
 			_, _ = c.CreateURL()
-			_, _ = c.LookupURL("a&b/c d", "..")
+			_, _, _ = c.LookupURL("a&b/c d", "..")
+			_, _, _ = c.CreateBody([]byte(`{"amount":1,"items":[{"a":true}]}`), map[string]string{"account": "acct_1"})
+			_ = c.Mismatches([]byte(`{"amount":1}`), []byte(`{"amount":"1.0"}`))
 			_ = c.String()
 			_, _ = c.Completed([]byte(`{"id":"x","status":"succeeded"}`))
 			_, _ = c.ExpectedVersion([]byte(`{"version":"1"}`))

@@ -160,36 +160,6 @@ func (c *Contract) RemoteID(body []byte) (string, error) {
 	return "", fmt.Errorf("remote id: %s is not a non-empty string or a number", c.Response.IDField)
 }
 
-// Completed reports whether a create response body or a lookup result is a
-// completed object rather than one still pending (a 202's "pending"
-// charge). With no response.status_field it is true for any JSON object:
-// the target documents no status, so an object that exists is done. With
-// one, it is true only when that field holds one of response.succeeded.
-// The error says why the body cannot tell (not an object, the field
-// missing or not a string); it is never evidence of completion.
-func (c *Contract) Completed(body []byte) (bool, error) {
-	v, err := decodeJSON(body)
-	if err != nil {
-		return false, fmt.Errorf("completed: %w", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return false, errors.New("completed: the body is not a JSON object")
-	}
-	f := c.Response.StatusField
-	if f == "" {
-		return true, nil
-	}
-	s, ok := get(v, f)
-	if !ok {
-		return false, fmt.Errorf("completed: %s is missing", f)
-	}
-	status, ok := s.(string)
-	if !ok {
-		return false, fmt.Errorf("completed: %s is not a string", f)
-	}
-	return slices.Contains(c.Response.Succeeded, status), nil
-}
-
 // ExpectedVersion returns the version an update expects to replace: the
 // value at conditional_update.version_field in the approved payload, a
 // non-empty string or a number as written. ok is false when the contract
@@ -210,77 +180,6 @@ func (c *Contract) ExpectedVersion(payload []byte) (version string, ok bool) {
 		return x.String(), true
 	}
 	return "", false
-}
-
-// Mismatches compares every response.match path of the approved payload
-// with the remote object and returns the paths that differ, in contract
-// order; nil means they all agree. A path absent on either side differs,
-// and so does every path when either document is not valid JSON. Numbers
-// compare by exact value (10 equals 10.0), and a number that an IEEE-754
-// double cannot hold exactly never equals anything (see
-// ledger.NumberProblem); all else compares by JSON equality.
-func (c *Contract) Mismatches(approved, remote []byte) []string {
-	a, errA := decodeJSON(approved)
-	r, errR := decodeJSON(remote)
-	var diff []string
-	for _, p := range c.Response.Match {
-		if errA != nil || errR != nil {
-			diff = append(diff, p)
-			continue
-		}
-		va, okA := get(a, p)
-		vr, okR := get(r, p)
-		if !okA || !okR || !equalJSON(va, vr) {
-			diff = append(diff, p)
-		}
-	}
-	return diff
-}
-
-func equalJSON(a, b any) bool {
-	switch a := a.(type) {
-	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, va := range a {
-			vb, ok := b[k]
-			if !ok || !equalJSON(va, vb) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !equalJSON(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
-	case json.Number:
-		b, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		// The approved side is canonical, so it holds a double exactly. A
-		// number a double cannot hold exactly (beyond 2^53, too many
-		// digits, underflow, overflow) is not the approved amount, however
-		// it is written. Between exact numbers, equal doubles are equal
-		// decimal values, so no rounding can make two amounts look equal.
-		if !ledger.ExactNumber(a.String()) || !ledger.ExactNumber(b.String()) {
-			return false
-		}
-		fa, errA := a.Float64()
-		fb, errB := b.Float64()
-		return errA == nil && errB == nil && fa == fb
-	default: // string, bool, nil
-		return a == b
-	}
 }
 
 // Results extracts the objects of a lookup response: the array at

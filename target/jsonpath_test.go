@@ -79,36 +79,55 @@ func TestContract_RemoteID(t *testing.T) {
 	}
 }
 
-func TestContract_Completed(t *testing.T) {
-	c := parseOne(t, "    response: {id_field: id, match: [amount], status_field: charge.status, succeeded: [succeeded, paid]}\n", "response")
+// The statuses table: listed values mean what their row says, an unlisted
+// value is pending (the safe reading, and never repeated as evidence), and
+// a body that cannot tell is an error, never completion or failure.
+func TestContract_ObjectStatus(t *testing.T) {
+	const doc = "https://docs.example.com/status"
+	c := parseOne(t, `    response:
+      id_field: id
+      match: [amount]
+      status_field: charge.status
+      statuses:
+        - {value: succeeded, outcome: succeeded}
+        - {value: paid, outcome: succeeded}
+        - {value: failed, outcome: failed, documentation: "`+doc+`"}
+        - {value: processing, outcome: pending, documentation: "`+doc+`"}
+`, "response")
 	tests := []struct {
 		name, body string
-		want       bool
+		want       ObjectState
 		err        string
 	}{
-		{"succeeded", `{"id":"ch_1","charge":{"status":"succeeded"}}`, true, ""},
-		{"another succeeded value", `{"charge":{"status":"paid"}}`, true, ""},
-		{"pending", `{"id":"ch_1","charge":{"status":"pending"}}`, false, ""},
-		{"case matters", `{"charge":{"status":"Succeeded"}}`, false, ""},
-		{"missing", `{"id":"ch_1","charge":{}}`, false, "completed: charge.status is missing"},
-		{"parent not an object", `{"charge":"succeeded"}`, false, "completed: charge.status is missing"},
-		{"null", `{"charge":{"status":null}}`, false, "completed: charge.status is not a string"},
-		{"number", `{"charge":{"status":1}}`, false, "completed: charge.status is not a string"},
-		{"array body", `[{"charge":{"status":"succeeded"}}]`, false, "completed: the body is not a JSON object"},
-		{"not JSON", `<html>`, false, "completed: not valid JSON"},
+		{"succeeded", `{"id":"ch_1","charge":{"status":"succeeded"}}`, ObjectState{ObjectSucceeded, "succeeded", ""}, ""},
+		{"another succeeded value", `{"charge":{"status":"paid"}}`, ObjectState{ObjectSucceeded, "paid", ""}, ""},
+		{"failed", `{"charge":{"status":"failed"}}`, ObjectState{ObjectFailed, "failed", doc}, ""},
+		{"listed pending", `{"charge":{"status":"processing"}}`, ObjectState{ObjectPending, "processing", doc}, ""},
+		{"unlisted is pending", `{"id":"ch_1","charge":{"status":"pending"}}`, ObjectState{Outcome: ObjectPending}, ""},
+		{"case matters", `{"charge":{"status":"Failed"}}`, ObjectState{Outcome: ObjectPending}, ""},
+		{"missing", `{"id":"ch_1","charge":{}}`, ObjectState{}, "object status: charge.status is missing"},
+		{"parent not an object", `{"charge":"succeeded"}`, ObjectState{}, "object status: charge.status is missing"},
+		{"null", `{"charge":{"status":null}}`, ObjectState{}, "object status: charge.status is not a string"},
+		{"number", `{"charge":{"status":1}}`, ObjectState{}, "object status: charge.status is not a string"},
+		{"array body", `[{"charge":{"status":"succeeded"}}]`, ObjectState{}, "object status: the body is not a JSON object"},
+		{"not JSON", `<html>`, ObjectState{}, "object status: not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := c.Completed([]byte(tt.body))
+			got, err := c.ObjectStatus([]byte(tt.body))
 			if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
-				t.Errorf("Completed = %v, %v; want %v, %q", got, err, tt.want, tt.err)
+				t.Errorf("ObjectStatus = %+v, %v; want %+v, %q", got, err, tt.want, tt.err)
+			}
+			done, derr := c.Completed([]byte(tt.body))
+			if done != (tt.want.Outcome == ObjectSucceeded) || (derr == nil) != (err == nil) {
+				t.Errorf("Completed = %v, %v; want %v", done, derr, tt.want.Outcome == ObjectSucceeded)
 			}
 		})
 	}
 
 	// No status documented: any object is completed, anything else is not.
 	plain := parseOne(t, "")
-	for body, want := range map[string]bool{`{"id":"ch_1","status":"pending"}`: true, `{}`: true, `[]`: false, `oops`: false} {
+	for body, want := range map[string]bool{`{"id":"ch_1","status":"failed"}`: true, `{}`: true, `[]`: false, `oops`: false} {
 		if got, err := plain.Completed([]byte(body)); got != want || (err == nil) != want {
 			t.Errorf("no status_field: Completed(%s) = %v, %v; want %v", body, got, err, want)
 		}
@@ -174,7 +193,7 @@ func TestContract_Mismatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := c.Mismatches([]byte(tt.approved), []byte(tt.remote)); !reflect.DeepEqual(got, tt.want) {
+			if got := MismatchFields(c.Mismatches([]byte(tt.approved), []byte(tt.remote))); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Mismatches = %q; want %q", got, tt.want)
 			}
 		})

@@ -83,17 +83,19 @@ func TestLoad_CompleteFile(t *testing.T) {
 		want Contract
 	}{
 		{"payments", Contract{
-			Name:                 "payments",
-			Owner:                Owner{Team: "Payments team", EscalationContact: "payments-oncall@example.com"},
-			Documentation:        Documentation{URL: "https://docs.example.com/api/v1", Checked: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
-			BaseURL:              "http://127.0.0.1:9090",
-			Timeout:              15 * time.Second,
-			Deadline:             24 * time.Hour,
-			Create:               Endpoint{Method: "POST", Path: "/v1/charges"},
-			ReferenceField:       "metadata.settle_ref",
-			TenantField:          "metadata.settle_tenant",
-			Idempotency:          &Idempotency{Header: "Idempotency-Key", Scope: "account", Retention: 24 * time.Hour, Mismatch: MismatchRejected, Concurrent: ConcurrentConflict, ReplayMargin: 10 * time.Second},
-			Lookup:               &Lookup{Method: "GET", Path: "/v1/charges?reference={reference}", ResultsField: "data", PropagationLimit: 30 * time.Second},
+			Name:           "payments",
+			Owner:          Owner{Team: "Payments team", EscalationContact: "payments-oncall@example.com"},
+			Documentation:  Documentation{URL: "https://docs.example.com/api/v1", Checked: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+			BaseURL:        "http://127.0.0.1:9090",
+			Timeout:        15 * time.Second,
+			Deadline:       24 * time.Hour,
+			Create:         Endpoint{Method: "POST", Path: "/v1/charges"},
+			ReferenceField: "metadata.settle_ref",
+			TenantField:    "metadata.settle_tenant",
+			Idempotency: &Idempotency{Header: "Idempotency-Key", Scope: "account", Retention: 24 * time.Hour, Mismatch: MismatchRejected,
+				Concurrent: ConcurrentConflict, ReplayMargin: 10 * time.Second, ReplayedHeader: "Idempotent-Replayed"},
+			Lookup: &Lookup{Method: "GET", Path: "/v1/charges/search?query=metadata['settle_ref']:'{reference}'",
+				ResultsField: "data", PropagationLimit: 30 * time.Second},
 			ConditionalUpdate:    &ConditionalUpdate{Header: "If-Match", VersionField: "expected_version"},
 			LateRequestsRejected: true,
 			Outcomes: []OutcomeRule{
@@ -103,10 +105,22 @@ func TestLoad_CompleteFile(t *testing.T) {
 				{Status: "409", Outcome: InProgress},
 				{Status: "503", Outcome: RejectedWithoutSideEffect, Documentation: "https://docs.example.com/api/v1#maintenance"},
 			},
-			Response: Response{IDField: "id", Match: []string{"amount", "currency", "metadata.settle_ref", "metadata.settle_tenant"},
-				StatusField: "status", Succeeded: []string{"succeeded", "paid"}},
+			Response: Response{IDField: "id",
+				Match: []MatchField{{"amount", MatchNumeric}, {"currency", MatchCaseInsensitive},
+					{"metadata.settle_ref", MatchExact}, {"metadata.settle_tenant", MatchExact}},
+				StatusField: "status", Statuses: []StatusRule{
+					{Value: "succeeded", Outcome: ObjectSucceeded},
+					{Value: "paid", Outcome: ObjectSucceeded},
+					{Value: "pending", Outcome: ObjectPending, Documentation: "https://docs.example.com/api/v1#charge-status"},
+					{Value: "failed", Outcome: ObjectFailed, Documentation: "https://docs.example.com/api/v1#charge-status"},
+				}},
 			Webhook: &Webhook{SecretEnv: "SETTLE_PAYMENTS_WEBHOOK_SECRET", Tolerance: 2 * time.Minute,
 				SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id"},
+			Auth:     &Auth{Header: "Authorization", Scheme: AuthBearer, SecretEnv: "SETTLE_PAYMENTS_API_KEY"},
+			Encoding: EncodingForm,
+			Headers: []Header{{Name: "Payments-Account", Value: "{tenant.account}"},
+				{Name: "Payments-Version", Value: "2026-11-01"}},
+			BodyFields: []BodyField{{Path: "transfer.destination", Value: "{tenant.destination}"}},
 		}},
 		{"provisioning", Contract{
 			Name:          "provisioning",
@@ -116,7 +130,8 @@ func TestLoad_CompleteFile(t *testing.T) {
 			Timeout:       DefaultTimeout,
 			Deadline:      time.Hour,
 			Create:        Endpoint{Method: "PUT", Path: "/resources"},
-			Response:      Response{IDField: "resource.id", Match: []string{"plan"}},
+			Response:      Response{IDField: "resource.id", Match: []MatchField{{"plan", MatchExact}}},
+			Encoding:      EncodingJSON,
 		}},
 	}
 	for _, tt := range tests {
@@ -132,6 +147,10 @@ func TestLoad_CompleteFile(t *testing.T) {
 	}
 	if _, ok := s.Get("nope"); ok {
 		t.Error("Get(nope) found a contract")
+	}
+	p, _ := s.Get("payments")
+	if got := p.TenantParams(); !reflect.DeepEqual(got, []string{"account", "destination"}) {
+		t.Errorf("TenantParams = %q", got)
 	}
 }
 
@@ -159,6 +178,10 @@ func TestParse_SafeDefaults(t *testing.T) {
 	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassD}) {
 		t.Errorf("Classes = %v; want [D]", got)
 	}
+	if c.Auth != nil || c.Encoding != EncodingJSON || c.Headers != nil || c.BodyFields != nil || c.TenantParams() != nil {
+		t.Errorf("request defaults: auth %v, encoding %q, headers %v, body fields %v, params %v; want none and json",
+			c.Auth, c.Encoding, c.Headers, c.BodyFields, c.TenantParams())
+	}
 	if done, err := c.Completed([]byte(`{"id":"x"}`)); !done || err != nil {
 		t.Errorf("no status_field: Completed = %v, %v; want an existing object to count as completed", done, err)
 	}
@@ -181,6 +204,9 @@ func TestParse_SafeDefaults(t *testing.T) {
 	}
 	if c.Webhook.Tolerance != DefaultTolerance {
 		t.Errorf("Tolerance = %s", c.Webhook.Tolerance)
+	}
+	if c.Idempotency.ReplayedHeader != "" {
+		t.Errorf("ReplayedHeader = %q; want none", c.Idempotency.ReplayedHeader)
 	}
 
 	c = parseOne(t, "    reference_field: ref\n    lookup: {path: \"/v1/things/{reference}\"}\n    response: {id_field: id, match: [ref]}\n", "response")
@@ -208,5 +234,21 @@ func TestContractsMD_Example(t *testing.T) {
 	c, _ := s.Get("payments")
 	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassA, ClassB, ClassC}) {
 		t.Errorf("example classes = %v", got)
+	}
+
+	_, rest, ok = strings.Cut(string(doc), "## A real provider: Stripe")
+	_, rest, ok2 = strings.Cut(rest, "```yaml\n")
+	stripe, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("CONTRACTS.md has no yaml example under \"A real provider: Stripe\"")
+	}
+	s, err = Parse("CONTRACTS.md", []byte(stripe))
+	if err != nil {
+		t.Fatalf("the Stripe example does not parse:\n%v", err)
+	}
+	c, _ = s.Get("stripe")
+	if got := c.Classes(); !reflect.DeepEqual(got, []Class{ClassA, ClassB}) || c.Encoding != EncodingForm ||
+		!reflect.DeepEqual(c.TenantParams(), []string{"account"}) {
+		t.Errorf("Stripe example: classes %v, encoding %s, params %v", got, c.Encoding, c.TenantParams())
 	}
 }

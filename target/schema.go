@@ -29,7 +29,7 @@ var (
 
 	targetFields = []string{"name", "owner", "documentation", "base_url", "timeout", "deadline", "create",
 		"reference_field", "tenant_field", "idempotency", "lookup", "conditional_update",
-		"late_requests_rejected", "outcomes", "response", "webhook"}
+		"late_requests_rejected", "outcomes", "response", "webhook", "auth", "encoding", "headers", "body_fields"}
 	createMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
 )
 
@@ -81,7 +81,7 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 		(a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".")) {
 		o.fail("tenant_field", "overlaps reference_field; settle writes both, so they must be separate fields")
 	}
-	if id := o.child("idempotency", "header", "scope", "retention", "mismatch", "concurrent", "replay_margin"); id != nil {
+	if id := o.child("idempotency", "header", "scope", "retention", "mismatch", "concurrent", "replay_margin", "replayed_header"); id != nil {
 		c.Idempotency = &Idempotency{
 			Header:     id.header("header"),
 			Scope:      id.str("scope", false),
@@ -94,6 +94,9 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 			(c.Idempotency.ReplayMargin == 0 || c.Idempotency.ReplayMargin > MaxReplayMargin) {
 			id.fail("replay_margin", "must be more than 0s and at most %s; leave it out for the default %s", MaxReplayMargin, DefaultReplayMargin)
 		}
+		if id.has("replayed_header") {
+			c.Idempotency.ReplayedHeader = id.header("replayed_header")
+		}
 	}
 	c.Lookup = o.lookup(c)
 	if cu := o.child("conditional_update", "header", "version_field"); cu != nil {
@@ -101,9 +104,13 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 	}
 	c.LateRequestsRejected = o.boolean("late_requests_rejected")
 	c.Outcomes = o.outcomes(c)
-	if r := o.need("response", "id_field", "match", "status_field", "succeeded"); r != nil {
+	if r := o.need("response", "id_field", "match", "status_field", "statuses"); r != nil {
 		c.Response = r.response(c)
 	}
+	c.Auth = o.auth()
+	c.Encoding = Encoding(o.oneOf("encoding", string(EncodingJSON), string(EncodingJSON), string(EncodingForm)))
+	c.Headers = o.headers(c)
+	c.BodyFields = o.bodyFields(c)
 	if wh := o.child("webhook", "secret_env", "tolerance", "signature_header", "object_field", "event_id_field"); wh != nil {
 		c.Webhook = &Webhook{Tolerance: wh.duration("tolerance", DefaultTolerance),
 			SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id"}
@@ -142,6 +149,17 @@ func (o *object) lookup(c *Contract) *Lookup {
 	}
 	if l.Path != "" && !strings.Contains(l.Path, "{reference}") && !l.NeedsRemoteRef() {
 		lo.fail("path", "must contain {reference} or {remote_ref}")
+	}
+	if _, q, ok := strings.Cut(l.Path, "?"); ok {
+		// The query is decoded, filled in and re-encoded per lookup
+		// (LookupURL), so it must decode, and placeholders belong in values.
+		pairs, err := splitQuery(q)
+		switch {
+		case err != nil:
+			lo.fail("path", "the query holds an invalid %%-escape (write %%25 for a literal %%)")
+		case slices.ContainsFunc(pairs, func(p queryPair) bool { return strings.ContainsAny(p.name, "{}") }):
+			lo.fail("path", "placeholders go in query values (name={reference}), not in names")
+		}
 	}
 	if strings.Contains(l.Path, "{reference}") && c.ReferenceField == "" && c.Idempotency == nil {
 		lo.fail("path", "uses {reference}, but settle sends the reference only through reference_field or the idempotency header; set one")
@@ -195,87 +213,6 @@ func (o *object) outcomes(c *Contract) []OutcomeRule {
 		o.fail("outcomes", "idempotency.concurrent is conflict, so map the status the target returns for it to in_progress")
 	}
 	return rules
-}
-
-func (o *object) response(c *Contract) Response {
-	r := Response{IDField: o.field("id_field")}
-	o.require("id_field")
-	if o.require("match") {
-		r.Match = o.match(c)
-	}
-	r.StatusField = o.field("status_field")
-	r.Succeeded = o.succeeded(r.StatusField != "")
-	return r
-}
-
-// match reads response.match.
-func (o *object) match(c *Contract) []string {
-	var match []string
-	items := o.list("match")
-	if seq, ok := o.fields["match"].Value.(*ast.SequenceNode); ok && len(seq.Values) == 0 {
-		o.fail("match", "needs at least one field; matching nothing would accept any object")
-	}
-	for i, n := range items {
-		p := index(join(o.path, "match"), i)
-		s, ok := o.d.plain(n, p).(*ast.StringNode)
-		switch {
-		case !ok:
-			o.d.fail(n, p, "must be a dotted field path")
-		case !fieldRe.MatchString(s.Value):
-			o.d.fail(n, p, "%q is not a dotted field path (e.g. metadata.settle_ref)", s.Value)
-		case slices.Contains(match, s.Value):
-			o.d.fail(n, p, "%s is listed twice", s.Value)
-		default:
-			match = append(match, s.Value)
-		}
-	}
-	// A lookup result is this operation's only if it carries settle's
-	// reference and tenant (paper: check tenant on every lookup result).
-	for _, f := range []string{c.ReferenceField, c.TenantField} {
-		if f != "" && len(match) > 0 && !slices.Contains(match, f) {
-			o.fail("match", "must include %s, which settle writes into the payload", f)
-		}
-	}
-	return match
-}
-
-// succeeded reads response.succeeded, the status values that mean
-// completed. It belongs with status_field: a list without the field would
-// look like a status check that settle never makes.
-func (o *object) succeeded(hasField bool) []string {
-	if !o.has("succeeded") {
-		if hasField {
-			o.fail("succeeded", "required with status_field: list the values that mean the object is completed")
-		}
-		return nil
-	}
-	if !hasField {
-		if o.has("status_field") {
-			return nil // status_field itself is wrong and already reported
-		}
-		o.fail("succeeded", "needs status_field; set it to the field holding the status, or remove succeeded")
-		return nil
-	}
-	items := o.list("succeeded")
-	if seq, ok := o.fields["succeeded"].Value.(*ast.SequenceNode); ok && len(seq.Values) == 0 {
-		o.fail("succeeded", "needs at least one value; with none, nothing would ever count as completed")
-	}
-	var out []string
-	for i, n := range items {
-		p := index(join(o.path, "succeeded"), i)
-		s, ok := o.d.plain(n, p).(*ast.StringNode)
-		switch {
-		case !ok:
-			o.d.fail(n, p, "must be text (quote it)")
-		case strings.TrimSpace(s.Value) == "":
-			o.d.fail(n, p, "is empty; give a value or remove it")
-		case slices.Contains(out, s.Value):
-			o.d.fail(n, p, "%s is listed twice", s.Value)
-		default:
-			out = append(out, s.Value)
-		}
-	}
-	return out
 }
 
 // need reads a required block.

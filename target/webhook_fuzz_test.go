@@ -18,7 +18,7 @@ func FuzzWebhook(f *testing.F) {
 	f.Add("v1=zz,t=,", []byte(`{"id":5,"data":{"id":{"x":1}}}`))
 	f.Add("", []byte(`not json`))
 	c := &Contract{Name: "p", ReferenceField: "metadata.settle_ref", TenantField: "metadata.settle_tenant",
-		Response: Response{IDField: "id", Match: []string{"metadata.settle_ref"}},
+		Response: Response{IDField: "id", Match: []MatchField{{Field: "metadata.settle_ref"}}},
 		Webhook:  &Webhook{Tolerance: time.Minute, SignatureHeader: "S", ObjectField: "data", EventIDField: "id"}}
 	f.Fuzz(func(t *testing.T, header string, b []byte) {
 		if err := Verify(header, b, secret, time.Minute, now); err == nil && header != Sign(secret, now, b) {

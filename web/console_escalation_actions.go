@@ -76,7 +76,7 @@ func (s *server) confirmByLookup(ctx context.Context, ct *target.Contract, op le
 	if err != nil {
 		return err
 	}
-	if _, err := reconciler.ConfirmObject(ctx, target.NewClient(), ct, full, ref); err != nil {
+	if _, err := reconciler.ConfirmObject(ctx, s.client, ct, full, ref); err != nil {
 		return actionError(err)
 	}
 	return nil
@@ -90,7 +90,7 @@ func (s *server) confirmAbsent(ctx context.Context, ct *target.Contract, op ledg
 	if ct == nil || ct.Lookup == nil {
 		return formError(noSupersede(op.Target))
 	}
-	if _, err := reconciler.ConfirmAbsent(ctx, target.NewClient(), ct, op, s.now()); err != nil {
+	if _, err := reconciler.ConfirmAbsent(ctx, s.client, ct, op, s.now()); err != nil {
 		return actionError(err)
 	}
 	return nil

@@ -30,7 +30,7 @@ func sentAndEscalated(t *testing.T, c *console, ct *target.Contract, intent stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := target.NewClient().Create(ctx, ct, held.Payload, held.RemoteKey, ""); a.Status/100 != 2 {
+	if a := target.NewClient(target.ClientOptions{}).Create(ctx, ct, "acme", held.Payload, held.RemoteKey, ""); a.Status/100 != 2 {
 		t.Fatalf("send: %+v", a)
 	}
 	op, err = c.store.Record(ctx, ledger.Outcome{Tenant: "acme", OperationID: op.ID, Fence: held.Fence,

@@ -55,6 +55,7 @@ const (
 	kindAnswer       = "answer"
 	kindLeaseExpired = "lease-expired"
 	kindTampered     = "tampered"
+	kindNotSent      = "not-sent"
 	kindReplay       = "replay"
 	kindResend       = "resend"
 	kindLookup       = "lookup"
@@ -74,6 +75,8 @@ func eventKind(ev ledger.Event, evidence map[string]any) string {
 		return kindLeaseExpired
 	case ev.Reason == ledger.ReasonPayloadTampered:
 		return kindTampered
+	case evidence["sent"] == false:
+		return kindNotSent
 	case evidence["resolution_id"] != nil:
 		return kindResolution
 	}
@@ -119,6 +122,15 @@ func storyEvent(ev ledger.Event, target, owner string, attempt int, now time.Tim
 	case kindTampered:
 		v.Title = "Stopped before sending: the stored request was altered"
 		v.Lines = []string{"The stored request no longer matches what was approved, so it was not sent.", became}
+		return v
+	case kindNotSent:
+		// The reason says what is missing (a tenant parameter, a
+		// credential) and how to set it; the evidence lists the names.
+		v.Title = "Not sent: the request lacks something settle must not guess"
+		v.Lines = append(evidenceLines(evidence), became)
+		if ev.Reason != "" {
+			v.Lines = append(v.Lines, "Recorded reason: "+ledger.PlainText(ev.Reason, 500)+".")
+		}
 		return v
 	case kindResolution:
 		v.Title = "Resolved by hand: " + ev.To.Plain(owner)
@@ -242,6 +254,33 @@ func evidenceLines(ev map[string]any) []string {
 	}
 	if m, ok := take("mismatched_fields"); ok {
 		lines = append(lines, "Fields that differ from the approved request: "+list(m)+".")
+	}
+	if k, ok := take("mismatch_kinds"); ok {
+		if kinds, isMap := k.(map[string]any); isMap && len(kinds) > 0 {
+			fields := make([]string, 0, len(kinds))
+			for f := range kinds {
+				fields = append(fields, f)
+			}
+			sort.Strings(fields)
+			parts := make([]string, len(fields))
+			for i, f := range fields {
+				parts[i] = ledger.PlainText(f, 100) + " (" + text(kinds[f]) + ")"
+			}
+			lines = append(lines, "What each side holds there (kinds only, never values): "+strings.Join(parts, ", ")+".")
+		}
+	}
+	if st, ok := take("object_status"); ok {
+		lines = append(lines, "The object's own status: "+text(st)+".")
+	}
+	if r, ok := take("replayed"); ok && r == true {
+		lines = append(lines, "The target marked this answer as its saved answer to the first request with this key.")
+	}
+	if s, ok := take("sent"); ok && s == false {
+		line := "Nothing was sent to the target."
+		if m, ok := take("missing"); ok {
+			line += " The tenant lacks the parameters: " + list(m) + "."
+		}
+		lines = append(lines, line)
 	}
 	if cs, ok := take("classes"); ok {
 		var words []string

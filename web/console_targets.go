@@ -85,6 +85,8 @@ func targetView(ct *target.Contract, now time.Time) views.TargetPage {
 	v.Sections = []views.FactSection{
 		{ID: "owner", Heading: "Owner and escalation", Facts: ownerFacts(ct)},
 		{ID: "sending", Heading: "Sending", Facts: sendingFacts(ct)},
+		{ID: "requests", Heading: "Credential and request shape", Facts: requestFacts(ct)},
+		{ID: "response", Heading: "Reading the target's objects", Facts: responseFacts(ct)},
 		{ID: "idempotency", Heading: "Idempotency key and retention window", Facts: idempotencyFacts(ct)},
 		{ID: "lookup", Heading: "Lookup and consistency", Facts: lookupFacts(ct)},
 		{ID: "conditional", Heading: "Conditional update and late requests", Facts: conditionalFacts(ct)},

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	"settle/ledger"
 	"settle/target"
 	"settle/views"
@@ -65,9 +67,14 @@ func idempotencyFacts(ct *target.Contract) []views.Fact {
 	} else {
 		facts = append(facts, fact("replay-until", "Same-key replays", "never: the contract does not make this a class A target"))
 	}
+	replayed := "not documented: a replayed answer cannot be told from a fresh one"
+	if i.ReplayedHeader != "" {
+		replayed = i.ReplayedHeader + ": true marks the target's saved answer to the key's first use; settle records it, and looks up rather than replays again when such an answer settles nothing"
+	}
 	facts = append(facts,
 		fact("mismatch", "Same key, different payload", mismatchText(i.Mismatch)),
-		fact("concurrent", "Same key while the first runs", concurrentText(i.Concurrent)))
+		fact("concurrent", "Same key while the first runs", concurrentText(i.Concurrent)),
+		fact("replayed-header", "Replayed answers", replayed))
 	return facts
 }
 
@@ -130,5 +137,78 @@ func conditionalFacts(ct *target.Contract) []views.Fact {
 	return []views.Fact{
 		fact("conditional", "Conditional update", cond),
 		fact("late-requests", "Late requests", late),
+	}
+}
+
+// requestFacts say what every request carries. The credential is named by
+// its header, scheme and environment variable only: the contract never
+// holds the secret, and neither does this page.
+func requestFacts(ct *target.Contract) []views.Fact {
+	cred := "none: requests carry no credential"
+	if a := ct.Auth; a != nil {
+		value := "the secret itself"
+		switch a.Scheme {
+		case target.AuthBearer:
+			value = "Bearer and the secret"
+		case target.AuthBasic:
+			value = "Basic and the base64 of the user:password the variable holds"
+		}
+		cred = "the " + a.Header + " header carries " + value + "; the secret is read at start-up from the environment variable " + a.SecretEnv
+	}
+	enc := "JSON: the approved payload's canonical bytes"
+	if ct.Encoding == target.EncodingForm {
+		enc = "form (application/x-www-form-urlencoded, bracket notation), derived from the approved payload's canonical JSON, the same bytes on every replay"
+	}
+	headers := "none beyond settle's own"
+	if len(ct.Headers) > 0 {
+		var hs []string
+		for _, h := range ct.Headers {
+			hs = append(hs, h.Name+": "+string(h.Value))
+		}
+		headers = ledger.PlainText(strings.Join(hs, "; "), 500)
+	}
+	body := "none: the approved payload as it is"
+	if len(ct.BodyFields) > 0 {
+		var fs []string
+		for _, f := range ct.BodyFields {
+			fs = append(fs, f.Path+" = "+string(f.Value))
+		}
+		body = ledger.PlainText(strings.Join(fs, "; "), 500) + " (written in at send time; the stored payload and its hash are unchanged)"
+	}
+	params := "none"
+	if ps := ct.TenantParams(); len(ps) > 0 {
+		params = strings.Join(ps, ", ") + ": set for each tenant (settle tenant set); an operation of a tenant without them is escalated, never sent"
+	}
+	return []views.Fact{
+		fact("credential", "Credential", cred),
+		fact("encoding", "Body encoding", enc),
+		fact("headers", "Headers on every request", headers),
+		fact("body-fields", "Fields written at send time", body),
+		fact("tenant-params", "Tenant parameters", params),
+	}
+}
+
+// responseFacts say how settle reads the target's objects.
+func responseFacts(ct *target.Contract) []views.Fact {
+	var match []string
+	for _, m := range ct.Response.Match {
+		rule := m.Rule
+		if rule == "" {
+			rule = target.MatchExact
+		}
+		match = append(match, m.Field+" ("+strings.ReplaceAll(string(rule), "_", "-")+")")
+	}
+	status := "none documented: an object that exists counts as completed"
+	if ct.Response.StatusField != "" {
+		var rows []string
+		for _, r := range ct.Response.Statuses {
+			rows = append(rows, r.Value+" → "+string(r.Outcome))
+		}
+		status = ct.Response.StatusField + ": " + strings.Join(rows, ", ") + "; any other value counts as pending"
+	}
+	return []views.Fact{
+		fact("id-field", "Object id", ct.Response.IDField),
+		fact("match", "Must agree with the approved payload", ledger.PlainText(strings.Join(match, ", "), 500)),
+		fact("object-status", "The object's own status", ledger.PlainText(status, 500)),
 	}
 }

@@ -78,6 +78,11 @@ func TestTargetView_SafeDefaults(t *testing.T) {
 		"conditional":         "not supported",
 		"late-requests":       "not documented",
 		"create":              "PUT /things",
+		"credential":          "none: requests carry no credential",
+		"encoding":            "JSON",
+		"headers":             "none",
+		"tenant-params":       "none",
+		"object-status":       "none documented",
 	} {
 		if !strings.HasPrefix(facts[id], want) {
 			t.Errorf("%s: %q, want it to start with %q", id, facts[id], want)
@@ -89,5 +94,57 @@ func TestReadOnlyText(t *testing.T) {
 	t.Parallel()
 	if on, off := readOnlyText(true), readOnlyText(false); !strings.HasPrefix(on, "On:") || !strings.HasPrefix(off, "Off:") {
 		t.Fatalf("%q / %q", on, off)
+	}
+}
+
+// A provider's contract reads in plain words: the credential by header,
+// scheme and variable name only, the request's shape, the tenant
+// parameters it needs, the match rules and the status table.
+func TestTargetView_ProviderFacts(t *testing.T) {
+	t.Parallel()
+	set, err := target.Parse("c.yaml", []byte(`targets:
+  - name: stripe
+    owner: {team: Payments team, escalation_contact: pay@example.com}
+    documentation: {url: "https://docs.stripe.com/api", checked: 2026-11-01}
+    base_url: https://api.stripe.com
+    deadline: 24h
+    create: {method: POST, path: /v1/charges}
+    reference_field: metadata.settle_ref
+    auth: {header: Authorization, scheme: Basic, secret_env: STRIPE_SECRET_KEY}
+    encoding: form
+    headers: {Stripe-Account: "{tenant.account}", Stripe-Version: "2024-06-20"}
+    body_fields: {transfer_data.destination: "{tenant.destination}"}
+    idempotency: {header: Idempotency-Key, retention: 24h, mismatch: rejected, replayed_header: Idempotent-Replayed}
+    response:
+      id_field: id
+      match: [metadata.settle_ref, {field: currency, rule: case_insensitive}]
+      status_field: status
+      statuses:
+        - {value: succeeded, outcome: succeeded}
+        - {value: failed, outcome: failed, documentation: "https://docs.stripe.com/api/charges/object"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, _ := set.Get("stripe")
+	facts := map[string]string{}
+	for _, sec := range targetView(ct, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)).Sections {
+		for _, f := range sec.Facts {
+			facts[f.ID] = f.Value
+		}
+	}
+	for id, want := range map[string]string{
+		"credential":      "the Authorization header carries Basic and the base64 of the user:password the variable holds; the secret is read at start-up from the environment variable STRIPE_SECRET_KEY",
+		"encoding":        "form (application/x-www-form-urlencoded",
+		"headers":         "Stripe-Account: {tenant.account}; Stripe-Version: 2024-06-20",
+		"body-fields":     "transfer_data.destination = {tenant.destination} (written in at send time",
+		"tenant-params":   "account, destination: set for each tenant",
+		"match":           "metadata.settle_ref (exact), currency (case-insensitive)",
+		"object-status":   "status: succeeded → succeeded, failed → failed; any other value counts as pending",
+		"replayed-header": "Idempotent-Replayed: true marks",
+	} {
+		if !strings.HasPrefix(facts[id], want) {
+			t.Errorf("%s: %q, want it to start with %q", id, facts[id], want)
+		}
 	}
 }

@@ -72,6 +72,12 @@ type Config struct {
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
 
+	// Client asks targets on a person's behalf (the console's checks of
+	// "confirm succeeded" and supersede), with the deployment's credentials
+	// and tenant parameters. nil: a client with neither, so a target that
+	// needs them is not asked and the check says why.
+	Client *target.Client
+
 	// Callbacks, Actions and Params serve the console's admin pages; nil
 	// means the Store's (or Tokens') own, when it implements them.
 	Callbacks ledger.CallbackStore
@@ -107,6 +113,7 @@ type server struct {
 	log            *slog.Logger
 	now            func() time.Time
 	contracts      Contracts
+	client         *target.Client
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
@@ -127,7 +134,7 @@ func New(cfg Config) *echo.Echo {
 	s := &server{
 		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
-		contracts: cfg.Contracts, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
+		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,
 	}
 	if f, ok := cfg.Store.(ledger.FigureSource); ok {
@@ -150,6 +157,9 @@ func New(cfg Config) *echo.Echo {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.client == nil {
+		s.client = target.NewClient(target.ClientOptions{})
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -51,6 +51,10 @@ func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "settle audit: no target %q in %s (targets: %s)\n", *name, *contracts, strings.Join(set.Names(), ", "))
 		return errUsage
 	}
+	credentials, err := target.ReadSecrets(set, os.Getenv)
+	if err != nil {
+		return err
+	}
 	st, _, err := openStore(ctx, *dbURL)
 	if err != nil {
 		return err
@@ -60,7 +64,7 @@ func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return errors.New("this store keeps no audit findings")
 	}
-	a := &reconciler.Auditor{Audit: as, Contracts: set, Client: target.NewClient(),
+	a := &reconciler.Auditor{Audit: as, Contracts: set, Client: targetClient(credentials, st),
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	rep, err := a.AuditTarget(ctx, *name)
 	if err != nil {

@@ -122,6 +122,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Like webhook secrets, credentials are read once, before anything is
+	// served: a missing one stops start-up naming the variable.
+	credentials, err := target.ReadSecrets(contracts, os.Getenv)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	store, desc, err := openStore(ctx, cfg.dbURL)
@@ -130,7 +136,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer store.Close()
 
-	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts},
+	client := targetClient(credentials, store)
+	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store}
@@ -164,7 +171,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		where = fmt.Sprintf("metrics: http://%s/metrics; ", metricsLn.Addr())
 	}
 
-	client := target.NewClient()
 	var loops []interface{ Run(context.Context) error }
 	if !cfg.noExecutor {
 		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: log,

@@ -106,7 +106,9 @@ func (s *Sim) contract(name, base string, today time.Time) []byte {
 	p("      id_field: id")
 	p("      match: [amount, currency, %s, %s]", q(c.ReferenceField), q(c.TenantField))
 	p("      status_field: status")
-	p("      succeeded: [%s]", StatusSucceeded)
+	// Only the completed status is listed: any other (pending) reads as
+	// pending, which is what it means here.
+	p("      statuses: [{value: %s, outcome: succeeded}]", StatusSucceeded)
 	if c.WebhookSecret != "" {
 		p("    webhook: {secret_env: %s}", WebhookSecretEnv)
 	}

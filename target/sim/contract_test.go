@@ -66,7 +66,9 @@ func TestServer_Contract(t *testing.T) {
 			if c.ReferenceField != ref || c.TenantField != tenant {
 				t.Errorf("fields %s, %s; want %s, %s", c.ReferenceField, c.TenantField, ref, tenant)
 			}
-			wantResp := target.Response{IDField: "id", Match: []string{"amount", "currency", ref, tenant}, StatusField: "status", Succeeded: []string{"succeeded"}}
+			wantResp := target.Response{IDField: "id",
+				Match:       []target.MatchField{{Field: "amount", Rule: target.MatchExact}, {Field: "currency", Rule: target.MatchExact}, {Field: ref, Rule: target.MatchExact}, {Field: tenant, Rule: target.MatchExact}},
+				StatusField: "status", Statuses: []target.StatusRule{{Value: "succeeded", Outcome: target.ObjectSucceeded}}}
 			if !reflect.DeepEqual(c.Response, wantResp) {
 				t.Errorf("Response = %+v; want %+v", c.Response, wantResp)
 			}
@@ -149,7 +151,7 @@ func TestServer_Contract_DescribesBehaviour(t *testing.T) {
 		if diff := c.Mismatches(payload, r.body); diff != nil {
 			t.Errorf("create response mismatches %v", diff)
 		}
-		_, u := c.LookupURL("r-1", "")
+		_, u, _ := c.LookupURL("r-1", "")
 		results, err := c.Results(mustSend(t, http.MethodGet, u, nil, nil).body)
 		if err != nil || len(results) != 1 {
 			t.Fatalf("Results = %s, %v", results, err)
@@ -172,7 +174,7 @@ func TestServer_Contract_DescribesBehaviour(t *testing.T) {
 		if done, err := c.Completed(r.body); done || err != nil {
 			t.Errorf("pending body: Completed = %v, %v", done, err)
 		}
-		_, u := c.LookupURL("r-2", "")
+		_, u, _ := c.LookupURL("r-2", "")
 		eventually(t, "the charge to complete", func() bool {
 			results, err := c.Results(mustSend(t, http.MethodGet, u, nil, nil).body)
 			if err != nil || len(results) != 1 {
