@@ -150,6 +150,11 @@ func (cl *Client) prepare(ctx context.Context, c *Contract, tenant string, need 
 		}
 		var err error
 		if params, err = cl.params.TenantParams(ctx, tenant); err != nil {
+			if ctx.Err() != nil {
+				// Shutting down or given up: the same as a request cut off,
+				// which its caller already handles, not a fact to escalate.
+				return nil, nil, &Attempt{Failure: failure(ctx.Err())}
+			}
 			// The store's error is for the log of whoever owns the store;
 			// it is not evidence and may quote a query.
 			return nil, nil, &Attempt{NotSent: fmt.Sprintf("the parameters of tenant %s could not be read", tenant)}

@@ -244,6 +244,24 @@ func TestClient_NotSent(t *testing.T) {
 	}
 }
 
+// A parameter read cut off by the caller's context is a request cut off,
+// not a reason to escalate: nothing is sent, and the Attempt says
+// "cancelled" as a cancelled request would.
+func TestClient_CancelledParamRead(t *testing.T) {
+	t.Parallel()
+	rec, base := newRecorder(t, nil)
+	set, c := stripeLike(t, base)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a := stripeClient(t, set, failingParams{}).Create(ctx, c, "acme", []byte(charge), "k", "")
+	if a.Failure != "cancelled" || a.NotSent != "" || a.Answered() {
+		t.Errorf("attempt = %+v", a)
+	}
+	if n := len(rec.requests()); n != 0 {
+		t.Errorf("the target received %d requests; want none", n)
+	}
+}
+
 // A body that cannot be built is not sent either.
 func TestClient_NotSentBody(t *testing.T) {
 	t.Parallel()
