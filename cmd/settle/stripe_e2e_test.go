@@ -226,54 +226,82 @@ func withoutEnv(env []string, name string) []string {
 // as a user copies it, against `settle sim --flavor stripe` instead of
 // Stripe: only base_url changes, and the two environment variables the
 // example names are set. Lost answers and saved 500s end SUCCEEDED with one
-// intent each, under the tenant's account, with the example's payload.
+// intent each, with the example's payload: as it is, under the platform's
+// own account; with its Stripe-Account line uncommented (a Connect
+// platform), under the tenant's connected account, which the simulator
+// then requires.
 func TestEndToEnd_StripeExampleContract(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
 	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "contracts", "stripe.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	const base = "base_url: https://api.stripe.com"
-	if !strings.Contains(string(example), base) {
-		t.Fatalf("the example has no %q", base)
-	}
-	contracts := filepath.Join(dir, "contracts.yaml")
-	if err := os.WriteFile(contracts, []byte(strings.Replace(string(example), base, "base_url: http://"+addr, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	simBase, stop := startSimEnv(t, []string{"SETTLE_SIM_API_KEY=" + stripeKey}, "--flavor", "stripe", "--addr", addr,
-		"--lag", "1s", "--seed", "11", "--drop-after-commit", "0.25", "--fail-after-commit", "0.25", "--account-required")
-	t.Cleanup(stop)
-
-	db := schemaURL(t)
-	mustOutput(t, binary, "tenant", "set", "--tenant", "acme", "--param", "account=acct_1ExampleE2E", "--database-url", db)
-	token := strings.TrimSpace(mustOutput(t, binary, "token", "create", "--tenant", "acme", "--database-url", db))
-	srv := startServer(t, dir, []string{"STRIPE_SECRET_KEY=" + stripeKey, "STRIPE_WEBHOOK_SECRET=whsec_e2e"},
-		"--database-url", db, "--contracts", contracts)
-
-	var ids []string
-	for i := range 30 {
-		body := fmt.Sprintf(`{"target":"stripe","operation_type":"charge","intent_ref":"order-%d",
-			"payload":{"amount":%d,"currency":"eur","payment_method":"pm_card_visa","confirm":true,
-			"automatic_payment_methods":{"enabled":true,"allow_redirects":"never"}}}`, i, 1000+i)
-		status, op := apiCall(t, http.MethodPost, srv.URL+"/api/v1/operations", token, body)
-		if status != http.StatusCreated {
-			t.Fatalf("order-%d: status %d", i, status)
-		}
-		ids = append(ids, op.ID)
-	}
-	for _, id := range ids {
-		waitState(t, srv.URL, token, id, "SUCCEEDED", 2*time.Minute)
-	}
-	objects := stripeObjects(t, simBase)
-	for _, o := range objects {
-		if o.Account != "acct_1ExampleE2E" || o.Status != "succeeded" {
-			t.Errorf("intent %s: account %s, status %s", o.ID, o.Account, o.Status)
+	const (
+		base    = "base_url: https://api.stripe.com"
+		connect = `# Stripe-Account: "{tenant.account}"`
+	)
+	for _, want := range []string{base, connect} {
+		if strings.Count(string(example), want) != 1 {
+			t.Fatalf("the example does not hold %q exactly once", want)
 		}
 	}
-	if len(objects) != len(ids) {
-		t.Errorf("%d intents for %d operations", len(objects), len(ids))
+	for _, tc := range []struct {
+		name    string
+		connect bool
+		account string
+	}{
+		{"AsCopied", false, "acct_platform"},
+		{"Connect", true, "acct_1ExampleE2E"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			addr := freeAddr(t)
+			text := strings.Replace(string(example), base, "base_url: http://"+addr, 1)
+			simArgs := []string{"--flavor", "stripe", "--addr", addr, "--lag", "1s", "--seed", "11",
+				"--drop-after-commit", "0.25", "--fail-after-commit", "0.25"}
+			if tc.connect {
+				text = strings.Replace(text, connect, strings.TrimPrefix(connect, "# "), 1)
+				simArgs = append(simArgs, "--account-required")
+			}
+			contracts := filepath.Join(dir, "contracts.yaml")
+			if err := os.WriteFile(contracts, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			simBase, stop := startSimEnv(t, []string{"SETTLE_SIM_API_KEY=" + stripeKey}, simArgs...)
+			t.Cleanup(stop)
+
+			db := schemaURL(t)
+			if tc.connect {
+				mustOutput(t, binary, "tenant", "set", "--tenant", "acme", "--param", "account="+tc.account, "--database-url", db)
+			}
+			token := strings.TrimSpace(mustOutput(t, binary, "token", "create", "--tenant", "acme", "--database-url", db))
+			srv := startServer(t, dir, []string{"STRIPE_SECRET_KEY=" + stripeKey, "STRIPE_WEBHOOK_SECRET=whsec_e2e"},
+				"--database-url", db, "--contracts", contracts)
+
+			var ids []string
+			for i := range 20 {
+				body := fmt.Sprintf(`{"target":"stripe","operation_type":"charge","intent_ref":"order-%d",
+					"payload":{"amount":%d,"currency":"eur","payment_method":"pm_card_visa","confirm":true,
+					"automatic_payment_methods":{"enabled":true,"allow_redirects":"never"}}}`, i, 1000+i)
+				status, op := apiCall(t, http.MethodPost, srv.URL+"/api/v1/operations", token, body)
+				if status != http.StatusCreated {
+					t.Fatalf("order-%d: status %d", i, status)
+				}
+				ids = append(ids, op.ID)
+			}
+			for _, id := range ids {
+				waitState(t, srv.URL, token, id, "SUCCEEDED", 2*time.Minute)
+			}
+			objects := stripeObjects(t, simBase)
+			for _, o := range objects {
+				if o.Account != tc.account || o.Status != "succeeded" {
+					t.Errorf("intent %s: account %s, status %s", o.ID, o.Account, o.Status)
+				}
+			}
+			if len(objects) != len(ids) {
+				t.Errorf("%d intents for %d operations", len(objects), len(ids))
+			}
+		})
 	}
 }
