@@ -3,37 +3,52 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"settle/auth/oidctest"
 	"settle/ledger"
+	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
 	"settle/web"
+	"settle/web/browsertest"
 )
 
-// TestConsole_FiguresBrowser is a manager's visit in headless Chromium: the
-// figures page shows the SVG chart, its table's numbers are the CSV's
-// (the writer `settle figures --csv` uses), the download link is there,
-// and the overview lists the tenants; every page passes axe.
+// TestConsole_FiguresBrowser is a manager's visit in headless Chromium
+// over a week of acme's history on two targets (ledgertest.SeedFigures):
+// for a 7-day window and for a window of dates that cuts the history, every
+// number of the figures page (each target's per-day table, total,
+// resolved, median, worst and escalated, the open escalations, the oldest
+// of them, the payload conflicts and the duplicates, and the period) is
+// the CSV's that `settle figures --csv` writes for the same window
+// (ledger.WriteFiguresCSV over ledger.Figures), the SVG chart has a bar
+// per day, and the CSV the browser downloads from the page is that CSV,
+// byte for byte. The overview's numbers are the same figures summed per
+// tenant. Every page passes axe and is kept as a screenshot.
 func TestConsole_FiguresBrowser(t *testing.T) {
 	t.Parallel()
-	s := storetest.Postgres().New(t, time.Now).(store)
-	c, prov := oidcConsole(t, s, web.Config{}, `  - group: managers
+	// The server and the test read the same instant, so that a window of
+	// days is the same on the page and in the CSV even across midnight.
+	now := time.Now().UTC().Truncate(time.Second)
+	clk := ledgertest.NewClockAt(now.Add(-ledgertest.FiguresSpan))
+	s := storetest.Postgres().New(t, clk.Now).(store)
+	ledgertest.SeedFigures(t, s, clk, "acme")
+	globexUnknown(t, s)
+	c, prov := oidcConsole(t, s, web.Config{Now: func() time.Time { return now }}, `  - group: managers
     role: manager
     tenants: [acme, globex]
 `,
 		oidctest.User{Subject: "mia-3", Name: "Mia Manager", Email: "mia@example.test", Groups: []string{"managers"}})
 	base := c.base
-	c.pending("acme", "inv-1001")
-	c.pending("acme", "inv-1003")
-	c.create("globex", "inv-2002")
 
 	b, check := visit(t)
 	prov.SignInAs(t, "mia-3")
-	if st := b.Navigate(base + "/figures"); st != http.StatusOK {
+	if st := b.Navigate(base + "/figures?window=7d"); st != http.StatusOK {
 		t.Fatalf("figures after sign-in: %d", st)
 	}
 	if n := b.Count(`[data-testid="overview-row"]`); n != 2 {
@@ -42,42 +57,284 @@ func TestConsole_FiguresBrowser(t *testing.T) {
 	if n := b.Count(`svg.sparkline[role="img"]`); n != 2 {
 		t.Fatalf("%d sparklines", n)
 	}
+	week := ledger.DaysEnding(now, 7)
+	for _, tenant := range []string{"acme", "globex"} {
+		_, rows := figuresCSV(t, s, tenant, week)
+		checkOverviewRow(t, b, tenant, rows, week)
+	}
 	check("figures-overview")
 
-	if st := b.Navigate(base + "/figures?tenant=acme&window=7d"); st != http.StatusOK {
-		t.Fatalf("figures: %d", st)
-	}
-	if n := b.Count(`svg.chart[role="img"] rect.chart-bar`); n != 7 {
-		t.Fatalf("%d bars, want 7", n)
-	}
-	check("figures")
-
-	f, err := ledger.Figures(context.Background(), s, "acme", ledger.DaysEnding(time.Now(), 7))
+	today := now.Truncate(24 * time.Hour)
+	from, to := today.AddDate(0, 0, -5).Format(time.DateOnly), today.AddDate(0, 0, -2).Format(time.DateOnly)
+	dates, err := ledger.DateRange(from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var csv bytes.Buffer
-	if err := ledger.WriteFiguresCSV(&csv, f); err != nil {
-		t.Fatal(err)
-	}
-	today := time.Now().UTC().Format(time.DateOnly)
-	row := "acme,payments,unknown_entries:" + today + ",2"
-	if !strings.Contains(csv.String(), row) {
-		t.Fatalf("CSV lacks %q:\n%s", row, csv.String())
-	}
-	if got := b.Text(`[data-day="` + today + `"] [data-testid="day-count"]`); got != "2" {
-		t.Fatalf("the table says %q for today, the CSV 2", got)
-	}
-	if got := b.TextByTestID("total"); got != "2" {
-		t.Fatalf("total %q", got)
-	}
-	// The download link is for the same window (TestConsole_Figures checks
-	// that it answers this CSV as an attachment; Chromium downloads it
-	// instead of loading a page).
-	if n := b.Count(`a[data-testid="csv-link"][download][href="/figures.csv?tenant=acme&window=7d"]`); n != 1 {
-		t.Fatal("no CSV link for the window")
+	for _, c := range []struct {
+		name, query string
+		w           ledger.Window
+	}{
+		{"figures-7-days", "window=7d", week},
+		{"figures-dates", "from=" + from + "&to=" + to, dates},
+	} {
+		raw, rows := figuresCSV(t, s, "acme", c.w)
+		requireRich(t, c.name, rows)
+		if st := b.Navigate(base + "/figures?tenant=acme&" + c.query); st != http.StatusOK {
+			t.Fatalf("%s: %d", c.name, st)
+		}
+		checkFiguresPage(t, b, rows, c.w)
+		check(c.name)
+
+		d := b.Download(browsertest.TestID("csv-link"))
+		if !bytes.Equal(d.Body, raw) {
+			t.Fatalf("%s: Chromium downloaded\n%s\nthe CSV `settle figures --csv` writes is\n%s", c.name, d.Body, raw)
+		}
+		name := "settle-figures-acme-" + c.w.Since.Format(time.DateOnly) + "-to-" +
+			c.w.Until.AddDate(0, 0, -1).Format(time.DateOnly) + ".csv"
+		q, _ := url.ParseQuery(c.query)
+		q.Set("tenant", "acme")
+		if href := base + "/figures.csv?" + q.Encode(); d.Name != name || d.URL != href {
+			t.Fatalf("%s: downloaded %s from %s, want %s from %s", c.name, d.Name, d.URL, name, href)
+		}
 	}
 	if n := b.Count(`form[method="post"]:not([action="/logout"])`); n != 0 {
 		t.Fatalf("a manager is offered %d write forms", n)
 	}
+}
+
+// globexUnknown gives globex one operation in UNKNOWN, so that the
+// overview's two rows differ.
+func globexUnknown(t *testing.T, s store) {
+	t.Helper()
+	ctx := context.Background()
+	op, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "globex", Type: "charge", IntentRef: "inv-2002",
+		Target: "payments", Payload: []byte(`{"amount":100}`), RetryWindow: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op, err = s.Claim(ctx, "globex", op.ID, op.PayloadHash, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, ledger.Outcome{Tenant: "globex", OperationID: op.ID, Fence: op.Fence,
+		From: ledger.InFlight, To: ledger.Unknown, Actor: ledger.ActorExecutor, Reason: "no response: timeout"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// figureRows are the rows of a figures CSV by target ("" for the
+// tenant-wide rows) and metric.
+type figureRows map[string]map[string]string
+
+// figuresCSV is what `settle figures --csv` prints for tenant and w:
+// ledger.WriteFiguresCSV over ledger.Figures, and its rows.
+func figuresCSV(t *testing.T, s store, tenant string, w ledger.Window) ([]byte, figureRows) {
+	t.Helper()
+	f, err := ledger.Figures(context.Background(), s, tenant, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ledger.WriteFiguresCSV(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := figureRows{}
+	for _, r := range recs {
+		if r[0] != tenant || len(r) != 4 {
+			t.Fatalf("CSV row %q is not tenant,target,metric,value of %s", r, tenant)
+		}
+		if rows[r[1]] == nil {
+			rows[r[1]] = map[string]string{}
+		}
+		rows[r[1]][r[2]] = r[3]
+	}
+	return buf.Bytes(), rows
+}
+
+// targets are the CSV's targets.
+func (r figureRows) targets() []string {
+	var out []string
+	for name := range r {
+		if name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// entries sums a target's UNKNOWN entries and counts the days with any.
+func (r figureRows) entries(target string) (total, days int) {
+	for m, v := range r[target] {
+		if strings.HasPrefix(m, "unknown_entries:") {
+			n, _ := strconv.Atoi(v)
+			total, days = total+n, days+1
+		}
+	}
+	return total, days
+}
+
+// requireRich fails unless the CSV has something to compare in each
+// measure: a page and a CSV that agree on zeros prove little.
+func requireRich(t *testing.T, window string, r figureRows) {
+	t.Helper()
+	if len(r.targets()) != 2 {
+		t.Fatalf("%s: targets %v, want payments and refunds", window, r.targets())
+	}
+	for _, target := range r.targets() {
+		if _, days := r.entries(target); days < 2 {
+			t.Fatalf("%s: %s has UNKNOWN entries on %d days", window, target, days)
+		}
+		if n, _ := strconv.Atoi(r[target]["resolved"]); n < 2 || r[target]["resolution_median_seconds"] == r[target]["resolution_worst_seconds"] {
+			t.Fatalf("%s: %s: %v", window, target, r[target])
+		}
+	}
+	escalated := 0
+	for _, target := range r.targets() {
+		n, _ := strconv.Atoi(r[target]["escalated"])
+		escalated += n
+	}
+	if escalated == 0 {
+		t.Fatalf("%s: no escalation", window)
+	}
+	for _, m := range []string{"open_escalations", "payload_conflicts", "duplicates"} {
+		if n, _ := strconv.Atoi(r[""][m]); n == 0 {
+			t.Fatalf("%s: %s is 0", window, m)
+		}
+	}
+	if r[""]["oldest_open_escalation"] == "" {
+		t.Fatalf("%s: no oldest open escalation", window)
+	}
+}
+
+// checkFiguresPage reads every number of the figures page on b and
+// compares it with the CSV's.
+func checkFiguresPage(t *testing.T, b *browsertest.Browser, r figureRows, w ledger.Window) {
+	t.Helper()
+	since, _ := time.Parse(time.RFC3339, r[""]["since"])
+	until, _ := time.Parse(time.RFC3339, r[""]["until"])
+	if !since.Equal(w.Since) || !until.Equal(w.Until) {
+		t.Fatalf("the CSV's window %s to %s, want %v", since, until, w)
+	}
+	days := w.Days()
+	period := since.Format(time.DateOnly) + " to " + until.AddDate(0, 0, -1).Format(time.DateOnly) + " (UTC), " +
+		strconv.Itoa(days) + " days"
+	if got := b.TextByTestID("period"); got != period {
+		t.Fatalf("period %q, the CSV's %q", got, period)
+	}
+
+	if n := b.Count(`[data-testid="target-figures"]`); n != len(r.targets()) {
+		t.Fatalf("%d targets on the page, %d in the CSV", n, len(r.targets()))
+	}
+	for _, target := range r.targets() {
+		sec := `[data-testid="target-figures"][data-target="` + target + `"] `
+		cell := func(id string) string { t.Helper(); return b.Text(sec + browsertest.TestID(id)) }
+		if n := b.Count(sec + `[data-testid="day-row"]`); n != days {
+			t.Fatalf("%s: %d day rows, want %d", target, n, days)
+		}
+		if n := b.Count(sec + `svg.chart[role="img"] rect.chart-bar`); n != days {
+			t.Fatalf("%s: %d bars, want %d", target, n, days)
+		}
+		for d := since; d.Before(until); d = d.AddDate(0, 0, 1) {
+			day := d.Format(time.DateOnly)
+			want := r[target]["unknown_entries:"+day]
+			if want == "" {
+				want = "0" // the CSV lists only days with entries
+			}
+			if got := b.Text(sec + `[data-day="` + day + `"] [data-testid="day-count"]`); got != want {
+				t.Fatalf("%s on %s: the table says %q, the CSV %q", target, day, got, want)
+			}
+		}
+		total, _ := r.entries(target)
+		for id, want := range map[string]string{"total": strconv.Itoa(total), "resolved": r[target]["resolved"],
+			"escalated": r[target]["escalated"]} {
+			if got := cell(id); got != want {
+				t.Fatalf("%s: %s %q, the CSV %q", target, id, got, want)
+			}
+		}
+		for id, metric := range map[string]string{"median": "resolution_median_seconds", "worst": "resolution_worst_seconds"} {
+			if got, want := cell(id), shownDuration(t, r[target][metric], r[target]["resolved"]); got != want {
+				t.Fatalf("%s: %s %q, the CSV %s s (%q)", target, id, got, r[target][metric], want)
+			}
+		}
+	}
+
+	for id, metric := range map[string]string{"open-escalations": "open_escalations",
+		"payload-conflicts": "payload_conflicts", "duplicates": "duplicates"} {
+		if got := b.TextByTestID("measure-" + id); got != r[""][metric] {
+			t.Fatalf("%s %q, the CSV %q", id, got, r[""][metric])
+		}
+	}
+	if got, want := b.TextByTestID("measure-oldest-escalation"), shownOldest(t, r[""]["oldest_open_escalation"]); !strings.HasSuffix(got, want) {
+		t.Fatalf("oldest open escalation %q, the CSV's %q (%q)", got, r[""]["oldest_open_escalation"], want)
+	}
+}
+
+// checkOverviewRow compares tenant's row of the overview on b with its
+// CSV: entries summed over targets, the slowest target's median, the
+// worst of all, escalations summed, and the tenant-wide measures.
+func checkOverviewRow(t *testing.T, b *browsertest.Browser, tenant string, r figureRows, w ledger.Window) {
+	t.Helper()
+	unknown, escalated, resolved := 0, 0, 0
+	var median, worst float64
+	for _, target := range r.targets() {
+		n, _ := r.entries(target)
+		unknown += n
+		e, _ := strconv.Atoi(r[target]["escalated"])
+		escalated += e
+		if n, _ := strconv.Atoi(r[target]["resolved"]); n > 0 {
+			resolved += n
+			m, _ := strconv.ParseFloat(r[target]["resolution_median_seconds"], 64)
+			x, _ := strconv.ParseFloat(r[target]["resolution_worst_seconds"], 64)
+			median, worst = max(median, m), max(worst, x)
+		}
+	}
+	fmtSec := func(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
+	row := `[data-testid="overview-row"][data-tenant="` + tenant + `"] `
+	for id, want := range map[string]string{
+		"unknown":    strconv.Itoa(unknown),
+		"median":     shownDuration(t, fmtSec(median), strconv.Itoa(resolved)),
+		"worst":      shownDuration(t, fmtSec(worst), strconv.Itoa(resolved)),
+		"escalated":  strconv.Itoa(escalated),
+		"conflicts":  r[""]["payload_conflicts"],
+		"duplicates": r[""]["duplicates"],
+	} {
+		if got := b.Text(row + browsertest.TestID(id)); got != want {
+			t.Fatalf("overview %s: %s %q, its CSV says %q", tenant, id, got, want)
+		}
+	}
+	if got, want := b.Text(row+browsertest.TestID("oldest")), shownOldest(t, r[""]["oldest_open_escalation"]); !strings.HasSuffix(got, want) {
+		t.Fatalf("overview %s: oldest %q, its CSV %q", tenant, got, want)
+	}
+}
+
+// shownDuration is how the page shows a CSV time to resolution (seconds
+// with milliseconds): to the second, and "—" when nothing was resolved.
+func shownDuration(t *testing.T, seconds, resolved string) string {
+	t.Helper()
+	if resolved == "0" {
+		return "—"
+	}
+	f, err := strconv.ParseFloat(seconds, 64)
+	if err != nil {
+		t.Fatalf("CSV seconds %q: %v", seconds, err)
+	}
+	return time.Duration(f * float64(time.Second)).Round(time.Second).String()
+}
+
+// shownOldest is how the page ends its text for the CSV's oldest open
+// escalation (RFC 3339): the minute in UTC, in brackets, after how long
+// ago it was; "none" when there is none.
+func shownOldest(t *testing.T, rfc3339 string) string {
+	t.Helper()
+	if rfc3339 == "" {
+		return "none"
+	}
+	at, err := time.Parse(time.RFC3339, rfc3339)
+	if err != nil {
+		t.Fatalf("CSV oldest %q: %v", rfc3339, err)
+	}
+	return "(" + at.UTC().Format("2006-01-02 15:04 UTC") + ")"
 }

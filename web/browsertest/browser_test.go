@@ -213,3 +213,66 @@ func (r *recorder) run(f func()) {
 	go func() { defer close(done); f() }()
 	<-done
 }
+
+// downloadSite serves a page linking a file the server sends as an
+// attachment and a page that is no download.
+func downloadSite(t *testing.T, body []byte) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", strictCSP)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html lang="en"><head><title>Files</title></head><body><main><h1>Files</h1>`+
+			`<a href="/export?window=7d" download data-testid="export">Export</a> `+
+			`<a href="/other" data-testid="other">Another page</a></main></body></html>`)
+	})
+	mux.HandleFunc("GET /export", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="export-`+r.FormValue("window")+`.csv"`)
+		w.Write(body)
+	})
+	mux.HandleFunc("GET /other", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html lang="en"><head><title>Other</title></head><body><p>no file here</p></body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Download saves what the link serves, byte for byte, under the name the
+// server gave it; a second download in the same browser is its own file;
+// a link that loads a page fails the test, naming the page, at once
+// rather than at the timeout.
+func TestBrowser_Download(t *testing.T) {
+	t.Parallel()
+	body := []byte("tenant,target,metric,value\r\nacme,\"pay, \"\"ments\"\"\",unknown_entries:2030-01-02,3\r\nacmé,,n,0\n")
+	srv := downloadSite(t, body)
+	b := New(t)
+	b.Navigate(srv.URL + "/")
+
+	var paths []string
+	for range 2 {
+		d := b.Download(TestID("export"))
+		if !bytes.Equal(d.Body, body) {
+			t.Fatalf("downloaded %q, want %q", d.Body, body)
+		}
+		if d.Name != "export-7d.csv" || filepath.Base(d.Path) != d.Name || d.URL != srv.URL+"/export?window=7d" {
+			t.Fatalf("download %+v: want export-7d.csv from /export?window=7d", d)
+		}
+		onDisk, err := os.ReadFile(d.Path)
+		if err != nil || !bytes.Equal(onDisk, body) {
+			t.Fatalf("the file on disk: %q, %v", onDisk, err)
+		}
+		paths = append(paths, d.Path)
+	}
+	if paths[0] == paths[1] {
+		t.Fatalf("both downloads are %s: the second may be the first's file", paths[0])
+	}
+
+	rec := &recorder{TB: t}
+	rec.run(func() { (&Browser{t: rec, ctx: b.ctx, Timeout: b.Timeout}).Download(TestID("other")) })
+	if !strings.Contains(rec.failure, "the click loaded "+srv.URL+"/other instead") {
+		t.Fatalf("a link to a page: failure %q", rec.failure)
+	}
+}

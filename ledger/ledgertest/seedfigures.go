@@ -1,0 +1,174 @@
+package ledgertest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"settle/ledger"
+)
+
+// FiguresSpan bounds how far SeedFigures moves its clock: start the clock
+// this long before the moment the history should end at the latest.
+const FiguresSpan = 7*24*time.Hour + 4*time.Hour
+
+// SeedFigures gives tenant a history in which every manager figure has
+// something to count, written through s's own methods at clk's times (s
+// must read time from clk), so that the figures, the rollups and the
+// event log agree as they do in production. Over eight days from clk's
+// time, operations of the targets "payments" and "refunds" enter UNKNOWN
+// on most days and are resolved (SUCCEEDED, FAILED_TERMINAL, ESCALATED)
+// after whole-second times of different lengths, or stay open; one is
+// escalated straight from IN_FLIGHT; three payloads conflict with earlier
+// intents; the auditor finds two duplicates and a loss (which is not a
+// duplicate). The first day's episode and a payload conflict lie a week
+// before the last day, and one episode spans two days, so that a window
+// can leave them out or cut them in two. Nothing happens after
+// clk's time plus FiguresSpan, and clk is left at the last event.
+//
+// It fails t when a store method refuses a step: the history is what
+// every store must accept.
+func SeedFigures(t testing.TB, s ledger.Store, clk *Clock, tenant string) {
+	t.Helper()
+	audit, ok := s.(ledger.AuditStore)
+	if !ok {
+		t.Fatal("SeedFigures: the store does not implement ledger.AuditStore")
+	}
+	h := &history{t: t, ctx: context.Background(), s: s, audit: audit, clk: clk, tenant: tenant, begin: clk.Now()}
+
+	h.at(0, 10*time.Minute)
+	a := h.unknown("payments")
+	h.resolve(a, 2*time.Minute, ledger.Succeeded)
+	h.conflict(a)
+
+	h.at(1, 0)
+	n := h.unknown("payments") // resolved on the next day
+
+	h.at(2, 30*time.Minute)
+	h.resolve(n, 0, ledger.Succeeded)
+	b := h.unknown("payments")
+	h.resolve(b, 90*time.Second, ledger.Succeeded)
+	h.resolve(h.unknown("refunds"), 45*time.Second, ledger.Succeeded)
+
+	h.at(3, time.Hour)
+	h.resolve(h.unknown("payments"), 7*time.Minute+30*time.Second, ledger.FailedTerminal)
+	h.resolve(h.unknown("refunds"), time.Hour, ledger.Escalated) // the oldest open escalation
+
+	h.at(4, 15*time.Minute)
+	h.conflict(b)
+	f := h.unknown("payments")
+	h.resolve(f, 3*time.Minute, ledger.Succeeded)
+	h.unknown("payments") // stays UNKNOWN
+
+	h.at(5, 2*time.Hour)
+	h.resolve(h.unknown("refunds"), 20*time.Minute, ledger.FailedTerminal)
+	h.escalated("payments")
+	h.finding(b, ledger.FindingDuplicate)
+	h.finding(f, ledger.FindingLoss)
+
+	h.at(6, 40*time.Minute)
+	h.resolve(h.unknown("payments"), 2*time.Hour+5*time.Minute, ledger.Escalated)
+	k := h.unknown("refunds")
+	h.resolve(k, 10*time.Second, ledger.Succeeded)
+	h.conflict(k)
+	h.finding(k, ledger.FindingDuplicate)
+
+	h.at(7, time.Hour)
+	h.unknown("payments") // stays UNKNOWN
+	h.resolve(h.unknown("refunds"), 30*time.Minute, ledger.Succeeded)
+	h.resolve(h.unknown("payments"), 4*time.Minute, ledger.Succeeded)
+	if end := h.begin.Add(FiguresSpan); clk.Now().After(end) {
+		t.Fatalf("SeedFigures: the history ends at %s, after %s", clk.Now(), end)
+	}
+}
+
+// history writes SeedFigures' steps.
+type history struct {
+	t      testing.TB
+	ctx    context.Context
+	s      ledger.Store
+	audit  ledger.AuditStore
+	clk    *Clock
+	tenant string
+	begin  time.Time
+	seq    int
+}
+
+// at moves the clock to offset into day (counted from the history's
+// beginning); the steps are in order, so the clock never goes back.
+func (h *history) at(day int, offset time.Duration) {
+	h.t.Helper()
+	d := h.begin.Add(time.Duration(day)*24*time.Hour + offset).Sub(h.clk.Now())
+	if d < 0 {
+		h.t.Fatalf("SeedFigures: day %d at %s is in the history's past", day, offset)
+	}
+	h.clk.Advance(d)
+}
+
+// op creates an operation of target with a fresh intent.
+func (h *history) op(target string) ledger.Operation {
+	h.t.Helper()
+	h.seq++
+	op, _, err := h.s.Create(h.ctx, ledger.NewOperation{Tenant: h.tenant, Type: "charge",
+		IntentRef: fmt.Sprintf("fig-%d", h.seq), Target: target, RetryWindow: 24 * time.Hour,
+		Payload: fmt.Appendf(nil, `{"amount": %d, "currency": "EUR"}`, 100+h.seq)})
+	if err != nil {
+		h.t.Fatalf("SeedFigures: create: %v", err)
+	}
+	if op, err = h.s.Claim(h.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
+		h.t.Fatalf("SeedFigures: claim: %v", err)
+	}
+	return op
+}
+
+func (h *history) record(op ledger.Operation, from, to ledger.State) ledger.Operation {
+	h.t.Helper()
+	got, err := h.s.Record(h.ctx, outcome(op, from, to))
+	if err != nil {
+		h.t.Fatalf("SeedFigures: record %s → %s: %v", from, to, err)
+	}
+	return got
+}
+
+// unknown sends an operation of target whose answer is lost: it enters
+// UNKNOWN now.
+func (h *history) unknown(target string) ledger.Operation {
+	h.t.Helper()
+	return h.record(h.op(target), ledger.InFlight, ledger.Unknown)
+}
+
+// resolve ends op's UNKNOWN episode in to after the time it took.
+func (h *history) resolve(op ledger.Operation, took time.Duration, to ledger.State) ledger.Operation {
+	h.t.Helper()
+	h.clk.Advance(took)
+	return h.record(op, ledger.Unknown, to)
+}
+
+// escalated sends an operation of target that is escalated without an
+// UNKNOWN episode.
+func (h *history) escalated(target string) {
+	h.t.Helper()
+	h.record(h.op(target), ledger.InFlight, ledger.Escalated)
+}
+
+// conflict asks for op's intent again with another payload, which the
+// store refuses and counts.
+func (h *history) conflict(op ledger.Operation) {
+	h.t.Helper()
+	_, _, err := h.s.Create(h.ctx, ledger.NewOperation{Tenant: op.Tenant, Type: op.Type, IntentRef: op.IntentRef,
+		Target: op.Target, RetryWindow: 24 * time.Hour, Payload: []byte(`{"amount": 1, "currency": "USD"}`)})
+	if ledger.ErrorCode(err) != ledger.EPayloadConflict {
+		h.t.Fatalf("SeedFigures: a second payload for %s: %v, want a payload conflict", op.IntentRef, err)
+	}
+}
+
+// finding records what the auditor found about op.
+func (h *history) finding(op ledger.Operation, kind ledger.FindingKind) {
+	h.t.Helper()
+	created, err := h.audit.RecordFinding(h.ctx, ledger.Finding{Tenant: op.Tenant, OperationID: op.ID, Kind: kind,
+		RemoteIDs: []string{"obj_" + op.ID[:8], "obj_" + op.ID[9:13]}, Escalated: kind != ledger.FindingDuplicate})
+	if err != nil || !created {
+		h.t.Fatalf("SeedFigures: %s finding: created=%v, %v", kind, created, err)
+	}
+}
