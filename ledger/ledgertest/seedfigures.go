@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -170,5 +171,50 @@ func (h *history) finding(op ledger.Operation, kind ledger.FindingKind) {
 		RemoteIDs: []string{"obj_" + op.ID[:8], "obj_" + op.ID[9:13]}, Escalated: kind != ledger.FindingDuplicate})
 	if err != nil || !created {
 		h.t.Fatalf("SeedFigures: %s finding: created=%v, %v", kind, created, err)
+	}
+}
+
+// testSeedFigures checks SeedFigures' history on every store: the figures
+// of the whole history are the ones its steps spell out, by hand, read raw
+// (a window of moments) and from the rollups (a window of whole days),
+// so that the tests built on it compare pages and exports over numbers
+// that are known, not only equal.
+func testSeedFigures(t *testing.T, h Harness) {
+	f := setup(t, h)
+	src, ok := f.store.(ledger.FigureSource)
+	if !ok {
+		t.Fatal("store does not implement ledger.FigureSource")
+	}
+	begin := f.clk.Now() // 2030-01-02 03:04:05: every step of day k is on 2030-01-02 + k
+	SeedFigures(t, f.store, f.clk, "acme")
+	day := func(k int) string { return begin.AddDate(0, 0, k).Format(time.DateOnly) }
+	oldest := begin.Add(3*24*time.Hour + 2*time.Hour + 7*time.Minute + 30*time.Second)
+	want := ledger.TenantFigures{Tenant: "acme",
+		Targets: []ledger.TargetFigures{
+			{Target: "payments", UnknownPerDay: map[string]int{day(0): 1, day(1): 1, day(2): 1, day(3): 1, day(4): 2, day(6): 1, day(7): 2},
+				// 90s, 2m, 3m, 4m, 7m30s, 2h5m (escalated), 24h30m (across two days)
+				Resolved: 7, Median: 4 * time.Minute, Worst: 24*time.Hour + 30*time.Minute, Escalated: 2},
+			{Target: "refunds", UnknownPerDay: map[string]int{day(2): 1, day(3): 1, day(5): 1, day(6): 1, day(7): 1},
+				// 10s, 45s, 20m, 30m, 1h (escalated)
+				Resolved: 5, Median: 20 * time.Minute, Worst: time.Hour, Escalated: 1},
+		},
+		OpenEscalations: 3, OldestEscalation: &oldest, PayloadConflicts: 3, Duplicates: 2}
+	first := begin.Truncate(24 * time.Hour)
+	for _, w := range []ledger.Window{
+		{Since: begin, Until: begin.Add(FiguresSpan)},
+		{Since: first, Until: first.AddDate(0, 0, 8)},
+	} {
+		got, err := ledger.Figures(f.ctx, src, "acme", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Since, want.Until = w.Since, w.Until
+		if got.OldestEscalation == nil || !got.OldestEscalation.Equal(oldest) {
+			t.Fatalf("%v: oldest open escalation %v, want %s", w, got.OldestEscalation, oldest)
+		}
+		got.OldestEscalation = want.OldestEscalation
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v: figures\n%+v\nwant\n%+v", w, got, want)
+		}
 	}
 }

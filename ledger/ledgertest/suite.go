@@ -22,6 +22,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
 	t.Run("FigureRollups", func(t *testing.T) { testFigureRollups(t, h) })
+	t.Run("SeedFigures", func(t *testing.T) { testSeedFigures(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })
 	t.Run("Window", func(t *testing.T) { testWindow(t, h) })
 	t.Run("TargetLeases", func(t *testing.T) { testTargetLeases(t, h) })

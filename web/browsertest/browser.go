@@ -1,8 +1,9 @@
 // Package browsertest drives Debian's headless Chromium from Go tests
 // (through chromedp) so that the console can be tested as a person uses it:
-// navigate, fill and submit forms, read text by data-testid, take
-// full-page screenshots as test artifacts, and check each page with
-// axe-core (see Browser.RequireAccessible).
+// navigate, fill and submit forms, read text by data-testid, download
+// what a link serves (Browser.Download), take full-page screenshots as test
+// artifacts, and check each page with axe-core (see
+// Browser.RequireAccessible).
 //
 // The browser is never downloaded and a missing one never skips a test: New
 // fails with an install hint. scripts/test installs Chromium (when
