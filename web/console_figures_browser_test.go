@@ -70,31 +70,31 @@ func TestConsole_FiguresBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
+	for _, win := range []struct {
 		name, query string
 		w           ledger.Window
 	}{
 		{"figures-7-days", "window=7d", week},
 		{"figures-dates", "from=" + from + "&to=" + to, dates},
 	} {
-		raw, rows := figuresCSV(t, s, "acme", c.w)
-		requireRich(t, c.name, rows)
-		if st := b.Navigate(base + "/figures?tenant=acme&" + c.query); st != http.StatusOK {
-			t.Fatalf("%s: %d", c.name, st)
+		raw, rows := figuresCSV(t, s, "acme", win.w)
+		requireRich(t, win.name, rows)
+		if st := b.Navigate(base + "/figures?tenant=acme&" + win.query); st != http.StatusOK {
+			t.Fatalf("%s: %d", win.name, st)
 		}
-		checkFiguresPage(t, b, rows, c.w)
-		check(c.name)
+		checkFiguresPage(t, b, rows, win.w)
+		check(win.name)
 
 		d := b.Download(browsertest.TestID("csv-link"))
 		if !bytes.Equal(d.Body, raw) {
-			t.Fatalf("%s: Chromium downloaded\n%s\nthe CSV `settle figures --csv` writes is\n%s", c.name, d.Body, raw)
+			t.Fatalf("%s: Chromium downloaded\n%s\nthe CSV `settle figures --csv` writes is\n%s", win.name, d.Body, raw)
 		}
-		name := "settle-figures-acme-" + c.w.Since.Format(time.DateOnly) + "-to-" +
-			c.w.Until.AddDate(0, 0, -1).Format(time.DateOnly) + ".csv"
-		q, _ := url.ParseQuery(c.query)
+		name := "settle-figures-acme-" + win.w.Since.Format(time.DateOnly) + "-to-" +
+			win.w.Until.AddDate(0, 0, -1).Format(time.DateOnly) + ".csv"
+		q, _ := url.ParseQuery(win.query)
 		q.Set("tenant", "acme")
 		if href := base + "/figures.csv?" + q.Encode(); d.Name != name || d.URL != href {
-			t.Fatalf("%s: downloaded %s from %s, want %s from %s", c.name, d.Name, d.URL, name, href)
+			t.Fatalf("%s: downloaded %s from %s, want %s from %s", win.name, d.Name, d.URL, name, href)
 		}
 	}
 	if n := b.Count(`form[method="post"]:not([action="/logout"])`); n != 0 {
