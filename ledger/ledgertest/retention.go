@@ -406,4 +406,3 @@ func testEraseTenant(t *testing.T, h Harness) {
 		t.Fatalf("records: %d", len(recs))
 	}
 }
-

@@ -119,27 +119,40 @@ func collectKeys(rows pgx.Rows) (tenants, ids []string, err error) {
 
 // deleteOperations deletes the named operations and every row whose
 // foreign key names them (events, notifications, findings, resolutions),
-// with their recorded payload conflicts, in tx.
+// with their recorded payload conflicts, in tx. One statement per table and
+// operation, sent as one batch: each finds its rows by its index, where a
+// set-at-once DELETE is planned as a scan of the whole child table while
+// that table is small enough for the planner to prefer one.
 func deleteOperations(ctx context.Context, tx pgx.Tx, tenants, ids []string) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
 	if err := unlockRetention(ctx, tx); err != nil {
 		return n, err
 	}
-	for _, d := range []struct {
+	tables := []struct {
 		table string
 		n     *int
 	}{
 		{"operation_events", &n.Events}, {"callback_outbox", &n.Notifications}, {"audit_findings", &n.Findings},
 		{"resolutions", &n.Resolutions}, {"payload_conflicts", &n.Conflicts}, {"operation_ledger", &n.Operations},
-	} {
-		tag, err := tx.Exec(ctx, `DELETE FROM `+d.table+` WHERE (tenant_id, operation_id) IN
-			(SELECT * FROM unnest($1::text[], $2::uuid[]))`, tenants, ids)
-		if err != nil {
-			return n, fmt.Errorf("%s: %w", d.table, err)
-		}
-		*d.n = int(tag.RowsAffected())
 	}
-	return n, nil
+	b := &pgx.Batch{}
+	for _, d := range tables {
+		for i := range ids {
+			b.Queue(`DELETE FROM `+d.table+` WHERE tenant_id = $1 AND operation_id = $2`, tenants[i], ids[i])
+		}
+	}
+	br := tx.SendBatch(ctx, b)
+	for _, d := range tables {
+		for range ids {
+			tag, err := br.Exec()
+			if err != nil {
+				_ = br.Close()
+				return n, fmt.Errorf("%s: %w", d.table, err)
+			}
+			*d.n += int(tag.RowsAffected())
+		}
+	}
+	return n, br.Close()
 }
 
 // PurgeReviewed implements ledger.RetentionStore.
