@@ -54,21 +54,24 @@ func (r *Retention) Run(ctx context.Context) error {
 	p := newPause(r.Tick)
 	for ctx.Err() == nil {
 		rep, err := r.Pass(ctx)
-		if n := rep.Counts.Total(); n > 0 || err != nil {
-			args := []any{"took", rep.Took.Round(time.Millisecond)}
-			for _, k := range rep.Counts.Kinds() {
-				if k.Count > 0 {
-					args = append(args, k.Kind, k.Count)
-				}
+		args := []any{"took", rep.Took.Round(time.Millisecond)}
+		for _, k := range rep.Counts.Kinds() {
+			if k.Count > 0 {
+				args = append(args, k.Kind, k.Count)
 			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				r.Log.Error("retention: pass failed", append(args, "err", err)...)
-				p.fail(ctx)
-				continue
+		}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// Shutting down: what the pass did is committed; say so.
+			if rep.Counts.Total() > 0 {
+				r.Log.Info("retention: pass cut short by shutdown", args...)
 			}
+			return nil
+		case err != nil:
+			r.Log.Error("retention: pass failed", append(args, "err", err)...)
+			p.fail(ctx)
+			continue
+		case rep.Counts.Total() > 0:
 			r.Log.Info("retention: pass done", args...)
 		}
 		p.ok()
