@@ -145,3 +145,20 @@ func TestRetention_PassAndRun(t *testing.T) {
 		}
 	})
 }
+
+// The rig's leak check finds a payload, a secret or a token in a log line
+// written the way settle's loops write them, and passes a clean one.
+func TestLeakCheck_Finds(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	log.Info("executor: sent", "operation_id", "6f1c2f7e", "status", 201)
+	if l := leaked(buf.String()); len(l) != 0 {
+		t.Fatalf("a clean line: %v", l)
+	}
+	log.Error("executor: bad answer", "body", `{"amount":500,"currency":"EUR"}`)
+	log.Warn("notifier: refused", "auth", "Bearer stl_abc")
+	if l := leaked(buf.String()); len(l) != 4 {
+		t.Fatalf("found %d leaks, want the payload's two keys, the header and the token:\n%s", len(l), strings.Join(l, "\n"))
+	}
+}
