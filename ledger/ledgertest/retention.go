@@ -17,6 +17,7 @@ func RunRetention(t *testing.T, h Harness) {
 	t.Run("DeleteOperations", func(t *testing.T) { testRetentionDelete(t, h) })
 	t.Run("PurgeReviewed", func(t *testing.T) { testRetentionPurge(t, h) })
 	t.Run("Apply", func(t *testing.T) { testRetentionApply(t, h) })
+	t.Run("ConcurrentPasses", func(t *testing.T) { testRetentionConcurrent(t, h) })
 	t.Run("EraseTenant", func(t *testing.T) { testEraseTenant(t, h) })
 }
 
@@ -278,6 +279,71 @@ func testRetentionApply(t *testing.T, h Harness) {
 	}
 	if again, _ := ledger.ApplyRetention(f.ctx, rs, cut, 2); again.Total() != 0 {
 		t.Fatalf("a second pass did %+v", again)
+	}
+}
+
+// Two replicas' passes at once (separate pools where the store has them)
+// remove each row once between them, without an error.
+func testRetentionConcurrent(t *testing.T, h Harness) {
+	f := setup(t, h)
+	in := inboxOf(t, f)
+	for i := range 40 {
+		if i%2 == 0 {
+			f.inState("acme", ledger.Succeeded)
+		} else {
+			f.inState("globex", ledger.FailedTerminal)
+		}
+		id, _, err := in.Receive(f.ctx, "payments", []byte(fmt.Sprintf(`{"id":"evt_%d"}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.FinishDelivery(f.ctx, id, "matched"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clk.Advance(48 * time.Hour)
+	for range 30 {
+		f.inState("acme", ledger.Succeeded) // redacted, not deleted
+	}
+	f.clk.Advance(2 * time.Hour)
+	stores := []ledger.Store{f.store, f.store}
+	if h.Sibling != nil {
+		stores[1] = h.Sibling(t, f.store, f.clk.Now)
+	}
+	cut := ledger.RetentionPolicy{RedactPayloadsAfter: time.Hour, DeleteOperationsAfter: 24 * time.Hour,
+		PurgeReviewedAfter: 24 * time.Hour}.Cutoffs(f.clk.Now())
+	want, err := retentionOf(t, f).CountRetention(f.ctx, cut)
+	if err != nil || want.Operations != 40 || want.PayloadsRedacted != 30 || want.Deliveries != 40 {
+		t.Fatalf("dry run: %+v %v", want, err)
+	}
+	results := make(chan ledger.RetentionCounts, len(stores))
+	errs := make(chan error, len(stores))
+	for _, s := range stores {
+		go func() {
+			c, err := ledger.ApplyRetention(f.ctx, s.(ledger.RetentionStore), cut, 3)
+			results <- c
+			errs <- err
+		}()
+	}
+	var got ledger.RetentionCounts
+	for range stores {
+		got.Add(<-results)
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A pass that met rows the other held may stop early; a third pass
+	// finishes, and together they removed each row exactly once.
+	rest, err := ledger.ApplyRetention(f.ctx, retentionOf(t, f), cut, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Add(rest)
+	if got != want {
+		t.Fatalf("the passes removed %+v, want %+v", got, want)
+	}
+	if left, _ := retentionOf(t, f).CountRetention(f.ctx, cut); left.Total() != 0 {
+		t.Fatalf("left behind: %+v", left)
 	}
 }
 
