@@ -99,12 +99,12 @@ const secretField = "secret-sauce-7781"
 // is kept and checked when the test ends, after its server has closed
 // (cleanups run last-registered first) (invariant 8): no payload
 // (secretField), API token (stl_), callback secret (scs_), Authorization
-// header or CSRF cookie.
-func leakCheckedLog(t *testing.T) *slog.Logger {
+// header or CSRF cookie, nor any of secrets.
+func leakCheckedLog(t *testing.T, secrets ...string) *slog.Logger {
 	logs := &lockedBuffer{}
 	t.Cleanup(func() {
 		log := logs.String()
-		for _, s := range []string{secretField, "stl_", "scs_", "Bearer ", "settle_csrf="} {
+		for _, s := range append([]string{secretField, "stl_", "scs_", "Bearer ", "settle_csrf="}, secrets...) {
 			if strings.Contains(log, s) {
 				t.Errorf("the console's log holds %q:\n%s", s, log)
 			}
