@@ -226,3 +226,37 @@ func TestTenant_Erase(t *testing.T) {
 		})
 	}
 }
+
+// settle serve with retention flags runs the loop: history older than the
+// periods is redacted and deleted soon after start, and the log says so.
+func TestServe_RetentionLoop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	now := time.Now()
+	old := storeAt(t, db, now.Add(-60*24*time.Hour))
+	gone := settled(t, old, "acme", "order-gone", ledger.Succeeded)
+	old.Close()
+	mid := storeAt(t, db, now.Add(-10*24*time.Hour))
+	redacted := settled(t, mid, "acme", "order-redacted", ledger.Succeeded)
+	mid.Close()
+
+	_, logs := startLogged(t, dir, nil, "--database-url", db, "--retention-owner", "payments-team",
+		"--redact-payloads-after", "7d", "--delete-operations-after", "30d")
+	waitFor(t, 15*time.Second, "the retention loop's first pass", func() (bool, string) {
+		return strings.Contains(logs.String(), "retention: pass done"), logs.String()
+	})
+	log := logs.String()
+	if !strings.Contains(log, "payloads_redacted=1") || !strings.Contains(log, "operations=1") ||
+		strings.Contains(log, "PAYLOAD-SECRET") {
+		t.Fatalf("log:\n%s", log)
+	}
+	st := storeAt(t, db, now)
+	defer st.Close()
+	if _, err := st.Get(context.Background(), "acme", gone.ID); ledger.ErrorCode(err) != ledger.ENotFound {
+		t.Fatalf("60-day-old operation: %v", err)
+	}
+	if got, err := st.Get(context.Background(), "acme", redacted.ID); err != nil || !got.Redacted() {
+		t.Fatalf("10-day-old operation: %+v %v", got, err)
+	}
+}
