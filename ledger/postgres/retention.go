@@ -268,22 +268,19 @@ func (s *Store) EraseTenant(ctx context.Context, tenant string, force bool) (led
 			{`DELETE FROM resolutions WHERE tenant_id = $1`, &rest.Resolutions},
 			{`DELETE FROM payload_conflicts WHERE tenant_id = $1`, &rest.Conflicts},
 			{`DELETE FROM actions WHERE tenant_id = $1`, &rest.Actions},
-			{`WITH a AS (DELETE FROM figure_days WHERE tenant_id = $1 RETURNING 1),
-				b AS (DELETE FROM figure_episodes WHERE tenant_id = $1 RETURNING 1),
-				c AS (DELETE FROM figure_escalations WHERE tenant_id = $1 RETURNING 1)
-				SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) + (SELECT count(*) FROM c)`, &rest.Rollups},
 		} {
-			if d.n == &rest.Rollups {
-				if err := tx.QueryRow(ctx, d.sql, tenant).Scan(d.n); err != nil {
-					return fmt.Errorf("rollups: %w", err)
-				}
-				continue
-			}
 			tag, err := tx.Exec(ctx, d.sql, tenant)
 			if err != nil {
 				return err
 			}
 			*d.n = int(tag.RowsAffected())
+		}
+		if err := tx.QueryRow(ctx, `WITH a AS (DELETE FROM figure_days WHERE tenant_id = $1 RETURNING 1),
+				b AS (DELETE FROM figure_episodes WHERE tenant_id = $1 RETURNING 1),
+				c AS (DELETE FROM figure_escalations WHERE tenant_id = $1 RETURNING 1)
+			SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) + (SELECT count(*) FROM c)`,
+			tenant).Scan(&rest.Rollups); err != nil {
+			return fmt.Errorf("rollups: %w", err)
 		}
 		total := e.Counts
 		total.Add(rest)
