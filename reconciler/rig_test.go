@@ -1,13 +1,16 @@
 package reconciler_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,15 +65,80 @@ func newRigAt(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *
 	if tweak != nil {
 		tweak(c)
 	}
-	level := slog.LevelError
-	if os.Getenv("SETTLE_TEST_LOG") != "" {
-		level = slog.LevelDebug
-	}
 	return &rig{
 		t: t, ctx: context.Background(), h: h, store: h.New(t, now), srv: srv, sim: srv.Sim(),
 		set: set, c: c, client: target.NewClient(target.ClientOptions{}), now: now,
-		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		log: leakCheckedLog(t),
 	}
+}
+
+// leakCheckedLog is the rig's logger: every line, at every level, is kept
+// and checked when the test ends (invariant 8), so that each fault,
+// scenario and class test is also a log-leak test. SETTLE_TEST_LOG=1 also
+// prints the lines.
+func leakCheckedLog(t *testing.T) *slog.Logger {
+	logs := &lockedBuffer{}
+	var w io.Writer = logs
+	if os.Getenv("SETTLE_TEST_LOG") != "" {
+		w = io.MultiWriter(logs, os.Stderr)
+	}
+	t.Cleanup(func() { checkNoLeak(t, logs.String()) })
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// leaks are what no log line may hold: the rig's payloads' JSON (its
+// amount, currency and metadata keys are never a log attribute's form),
+// the webhook secret, API tokens (stl_), callback secrets (scs_), an
+// Authorization header and the Stripe simulator's key.
+var leaks = map[string]string{
+	`"amount":`: "payload", `"currency":`: "payload", `"metadata":`: "payload", string(whSecret): "webhook secret",
+	"stl_": "API token", "scs_": "callback secret", "Bearer ": "authorization header", "sk_test_": "provider credential",
+}
+
+func checkNoLeak(t *testing.T, log string) {
+	t.Helper()
+	for _, l := range leaked(log) {
+		t.Error(l)
+	}
+}
+
+// leaked describes each leak in log, with the line that holds it.
+func leaked(log string) []string {
+	var out []string
+	for s, what := range leaks {
+		// A string attribute is written quoted, its quotes escaped.
+		i := strings.Index(log, s)
+		if esc := strings.ReplaceAll(s, `"`, `\"`); i < 0 && esc != s {
+			i = strings.Index(log, esc)
+		}
+		if i >= 0 {
+			start := strings.LastIndexByte(log[:i], '\n') + 1
+			end := strings.IndexByte(log[i:], '\n')
+			if end < 0 {
+				end = len(log) - i
+			}
+			out = append(out, fmt.Sprintf("a log line holds a %s (%q):\n%s", what, s, log[start:i+end]))
+		}
+	}
+	return out
+}
+
+// lockedBuffer collects a log across goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // newOp is an approved charge as the API registers it: references bound

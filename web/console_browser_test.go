@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -145,12 +144,18 @@ bindings:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One log for sign-in and the server, checked for the OIDC client
+	// secret and the session key when the test ends.
+	log := leakCheckedLog(t, prov.ClientSecret, env["SESSION_KEY"])
 	signIn, err := auth.NewConsole(context.Background(), ac, s, auth.WithRender(web.RenderSignIn),
-		auth.WithListenAddr(addr), auth.WithLogger(slog.New(slog.DiscardHandler)))
+		auth.WithListenAddr(addr), auth.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn, cfg.InsecureCookies = s, s, s, signIn, true
+	if cfg.Logger == nil {
+		cfg.Logger = log
+	}
 	if cfg.Targets == nil {
 		cfg.Targets = consoleTargets{testTargets}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -94,6 +95,24 @@ type console struct {
 
 const secretField = "secret-sauce-7781"
 
+// leakCheckedLog is a console test's logger: every line, at every level,
+// is kept and checked when the test ends, after its server has closed
+// (cleanups run last-registered first) (invariant 8): no payload
+// (secretField), API token (stl_), callback secret (scs_), Authorization
+// header or CSRF cookie, nor any of secrets.
+func leakCheckedLog(t *testing.T, secrets ...string) *slog.Logger {
+	logs := &lockedBuffer{}
+	t.Cleanup(func() {
+		log := logs.String()
+		for _, s := range append([]string{secretField, "stl_", "scs_", "Bearer ", "settle_csrf="}, secrets...) {
+			if strings.Contains(log, s) {
+				t.Errorf("the console's log holds %q:\n%s", s, log)
+			}
+		}
+	})
+	return slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
 func newConsole(t *testing.T, s store, cfg web.Config) *console {
 	t.Helper()
 	b := browsing{s}
@@ -105,6 +124,9 @@ func newConsole(t *testing.T, s store, cfg web.Config) *console {
 	}
 	if !cfg.InsecureCookies {
 		cfg.InsecureCookies = true // httptest serves plain HTTP
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = leakCheckedLog(t)
 	}
 	srv := httptest.NewServer(web.New(cfg))
 	t.Cleanup(srv.Close)

@@ -93,7 +93,9 @@ func (s *server) operationView(op ledger.Operation, events []ledger.Event, showP
 		v.Events = append(v.Events, storyEvent(ev, op.Target, owner, attempt, now))
 	}
 	fingerprint := "sha256:" + hex.EncodeToString(op.PayloadHash)
-	if showPayload && op.Payload != nil {
+	if showPayload && op.Redacted() {
+		v.PayloadNote = "The request was removed under the retention rule once the operation had long been final; its fingerprint stays, so a repeated registration is still checked against it. Fingerprint " + fingerprint + "."
+	} else if showPayload && op.Payload != nil {
 		var buf bytes.Buffer
 		if json.Indent(&buf, op.Payload, "", "  ") == nil {
 			v.PayloadShown, v.Payload = true, buf.String()

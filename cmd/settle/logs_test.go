@@ -69,4 +69,27 @@ func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 	if !strings.Contains(log, "executor: sent") || !strings.Contains(log, "webhook refused") {
 		t.Fatalf("the log is missing the lines this test relies on:\n%s", log)
 	}
+	// What the retention and erasure commands print (they do not log)
+	// holds counts, never the data they count or remove.
+	var printed strings.Builder
+	for _, args := range [][]string{
+		{"purge", "--dry-run", "--redact-payloads-after", "1h", "--database-url", db},
+		{"tenant", "erase", "--tenant", "acme", "--force", "--by", "ops", "--database-url", db},
+	} {
+		code, out, errOut := settleCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		printed.WriteString(out + errOut)
+	}
+	for name, secret := range map[string]string{
+		"payload text": marker, "payload amount": amount, "API token": token, "callback secret": callbackSecret,
+	} {
+		if strings.Contains(printed.String(), secret) {
+			t.Fatalf("purge or erase printed the %s:\n%s", name, printed.String())
+		}
+	}
+	if !strings.Contains(printed.String(), "  operations     1\n") {
+		t.Fatalf("the erasure did not count the operation:\n%s", printed.String())
+	}
 }

@@ -27,7 +27,8 @@ commands:
   figures     a tenant's figures per target: UNKNOWN per day, time to resolution, escalations, conflicts, duplicates
   audit       compare a target's SUCCEEDED and FAILED_TERMINAL operations with its own records (exit 1 on findings)
   callback    set, show and remove a tenant's callback endpoint
-  tenant      set, unset and show a tenant's request parameters (settle tenant set --tenant T --param account=acct_123)
+  tenant      set, unset and show a tenant's request parameters (settle tenant set --tenant T --param account=acct_123); erase a tenant's data
+  purge       apply the retention policy once, or --dry-run to see what would go
   session     revoke a person's console sessions at once (settle session revoke --subject S)
   sim         run the simulated payments target, or print its contract
 
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = tenant(ctx, args[1:], stdout, stderr)
 	case "session":
 		err = session(ctx, args[1:], stdout, stderr)
+	case "purge":
+		err = purge(ctx, args[1:], stdout, stderr)
 	case "sim":
 		err = runSim(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"settle/ledger"
 	"settle/reconciler"
 	"settle/target"
 	"settle/web"
@@ -34,6 +35,8 @@ type serveConfig struct {
 	metricsAddr                        string
 	limits                             web.ServerLimits
 	api                                apiLimits
+	retention                          *ledger.RetentionPolicy
+	noRetention                        bool
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -64,9 +67,14 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
+	fs.BoolVar(&c.noRetention, "no-retention", false, "do not apply the retention policy from this replica")
+	c.retention = retentionFlags(fs)
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
 	if err := parse(fs, args, stdout, stderr); err != nil {
+		return c, err
+	}
+	if err := checkRetention("serve", c.retention, stderr); err != nil {
 		return c, err
 	}
 	if err := checkHTTPFlags(c.limits, stderr); err != nil {
@@ -194,6 +202,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if console != nil {
 		loops = append(loops, sessionSweeper{console, log})
+	}
+	if !cfg.noRetention && cfg.retention.Enabled() {
+		loops = append(loops, &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: log})
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup

@@ -115,6 +115,8 @@ type store interface {
 	ledger.ActionStore
 	ledger.TenantParamStore
 	ledger.TenantParamLister
+	ledger.RetentionStore
+	ledger.TenantEraser
 }
 
 // openStore opens and migrates the store that url names and describes it

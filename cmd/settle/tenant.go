@@ -13,7 +13,7 @@ import (
 	"settle/ledger"
 )
 
-const tenantUsage = `usage: settle tenant <set|unset|show> --tenant NAME [flags]
+const tenantUsage = `usage: settle tenant <set|unset|show|erase> --tenant NAME [flags]
 
   settle tenant set --tenant NAME --param NAME=VALUE [--param NAME=VALUE ...] [--force] [--by NAME]
         set request parameters of the tenant
@@ -21,6 +21,8 @@ const tenantUsage = `usage: settle tenant <set|unset|show> --tenant NAME [flags]
         remove request parameters (removing one that is not set changes nothing)
   settle tenant show --tenant NAME [--format text|json]
         print the tenant's parameters, values included
+  settle tenant erase --tenant NAME [--force] [--by NAME]
+        remove all of the tenant's data and print how many rows of each kind went
 
   A tenant's parameters are what target contracts place into its requests
   ({tenant.NAME} in headers or body_fields), such as the connected account a
@@ -35,6 +37,16 @@ const tenantUsage = `usage: settle tenant <set|unset|show> --tenant NAME [flags]
 
   Each parameter changed is recorded as an action of cli:NAME in role admin
   (its name, never its value); --by defaults to the operating-system user.
+
+  erase deletes the tenant's operations with their events, callback
+  notifications, findings, resolutions and payload conflicts; its API tokens,
+  callback endpoint and secret, and parameters; the quarantine items in its
+  scope or naming its operations, with their webhook deliveries; its recorded
+  actions and figure rollups. What remains is the erasure's own record: when,
+  by whom (cli:NAME), whether forced, and the counts. It is refused while the
+  tenant has operations not yet final unless --force: a send, replay or lookup
+  in progress would lose the record of what it did. An erasure cut short is
+  completed by running it again.
 `
 
 // paramFlags collects the --param arguments as given. They are checked
@@ -55,8 +67,10 @@ func tenant(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case isHelp(args[0]):
 		fmt.Fprint(stdout, tenantUsage)
 		return errHelp
+	case args[0] == "erase":
+		return eraseTenant(ctx, args[1:], stdout, stderr)
 	case args[0] != "set" && args[0] != "unset" && args[0] != "show":
-		fmt.Fprintf(stderr, "settle tenant: unknown command %q (want set, unset or show)\n", args[0])
+		fmt.Fprintf(stderr, "settle tenant: unknown command %q (want set, unset, show or erase)\n", args[0])
 		return errUsage
 	}
 	cmd := args[0]
@@ -207,3 +221,46 @@ func showParams(w io.Writer, tenant string, list []ledger.TenantParam, format st
 	}
 	return tw.Flush()
 }
+
+// eraseTenant runs `settle tenant erase`.
+func eraseTenant(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := withUsage(flag.NewFlagSet("settle tenant erase", flag.ContinueOnError), tenantUsage)
+	dbURL := dbFlag(fs)
+	name := fs.String("tenant", "", "tenant whose data to erase (required)")
+	force := fs.Bool("force", false, "erase even while operations are not yet final")
+	by := byFlag(fs, true)
+	if err := parse(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	switch {
+	case *name == "":
+		fmt.Fprintln(stderr, "settle tenant erase: --tenant is required")
+		return errUsage
+	case *by == "":
+		fmt.Fprintln(stderr, "settle tenant erase: --by is required (who acts)")
+		return errUsage
+	case !ledger.ValidTenant(*name):
+		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	st, _, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	e, err := st.EraseTenant(asCLI(ctx, *by, cliRoleAdmin), *name, *force)
+	if ledger.ErrorCode(err) == ledger.EConflict {
+		return ledger.Errorf(ledger.EConflict, "%s (--force)", ledger.ErrorMessage(err))
+	}
+	if err != nil {
+		return err
+	}
+	heading := fmt.Sprintf("settle tenant erase: tenant %s erased by %s (erasure %d)", *name, e.Subject, e.ID)
+	if e.Forced && e.Unfinished > 0 {
+		heading += fmt.Sprintf(", forced with %d not yet final", e.Unfinished)
+	}
+	return printCounts(stdout, heading, e.Counts, erasureKinds)
+}
+
+// erasureKinds are the kinds a tenant's erasure removes, in print order.
+var erasureKinds = []string{"operations", "events", "notifications", "findings", "resolutions", "conflicts",
+	"tokens", "callbacks", "params", "quarantine", "deliveries", "actions", "rollups"}

@@ -30,4 +30,5 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SweepAndLease", func(t *testing.T) { testSweepAndLease(t, h) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, h) })
 	t.Run("Property", func(t *testing.T) { testProperty(t, h) })
+	t.Run("Retention", func(t *testing.T) { RunRetention(t, h) })
 }

@@ -640,6 +640,55 @@ var planCases = []planCase{
 			_, err := f.s.DeleteExpiredSessions(ctx)
 			return err
 		}},
+	// Retention runs last: it deletes rows other cases read. The dry run
+	// counts whatever the cutoffs cover, the whole history at worst.
+	{name: "CountRetention", want: []string{"operation_ledger_final_updated", "operation_ledger_redactable"},
+		seq: []string{"webhook_inbox: counting the processed deliveries of the whole purge window, most of the table",
+			"operation_events: counting the events of every operation to delete, most of the table at worst",
+			"callback_outbox: counting the notifications of every operation to delete, most of the table at worst"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.CountRetention(ctx, ledger.RetentionCutoffs{Redact: f.now.Add(-time.Hour),
+				Delete: f.now.Add(-30 * 24 * time.Hour), Purge: f.now.Add(-time.Hour)})
+			return err
+		}},
+	{name: "RedactPayloads", want: []string{"operation_ledger_redactable"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.RedactPayloads(ctx, f.now.Add(-time.Hour), 100)
+		return err
+	}},
+	{name: "DeleteOperations", want: []string{"operation_ledger_final_updated", "operation_events_operation"},
+		run: func(ctx context.Context, f *planFixture) error {
+			n, err := f.s.DeleteOperations(ctx, f.now.Add(-time.Hour), 100)
+			if err == nil && n.Operations != 100 {
+				err = fmt.Errorf("deleted %d operations, want 100", n.Operations)
+			}
+			return err
+		}},
+	{name: "PurgeReviewed", want: []string{"quarantine_resolved|quarantine_pkey", "webhook_inbox_processed"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.PurgeReviewed(ctx, f.now.Add(-time.Hour), 100)
+			return err
+		}},
+	// A tenant of a few operations among everyone's: each step reads only
+	// the tenant's rows.
+	{name: "EraseTenant", want: []string{"operation_ledger_tenant_state", "operation_events_operation"},
+		run: func(ctx context.Context, f *planFixture) error {
+			for i := range 3 {
+				n := planOp(fmt.Sprintf("erase-%d", i), 100+i)
+				n.Tenant = "tenant-erase"
+				if _, _, err := f.setup.Create(ctx, n); err != nil {
+					return err
+				}
+			}
+			e, err := f.s.EraseTenant(ctx, "tenant-erase", true)
+			if err == nil && e.Counts.Operations != 3 {
+				err = fmt.Errorf("erased %d operations, want 3", e.Counts.Operations)
+			}
+			return err
+		}},
+	{name: "Erasures", want: []string{"tenant_erasures_tenant|tenant_erasures_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.Erasures(ctx, "tenant-erase")
+		return err
+	}},
 }
 
 // planSession is the console session the session cases share.

@@ -51,6 +51,22 @@ func (l *statementLog) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 	l.mu.Unlock()
 }
 
+// TraceBatchStart implements pgx.BatchTracer.
+func (l *statementLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+// TraceBatchQuery implements pgx.BatchTracer: each statement of a batch
+// is explained like any other (its time is the batch's, not its own).
+func (l *statementLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.mu.Lock()
+	l.stmts = append(l.stmts, statement{sql: d.SQL, args: d.Args})
+	l.mu.Unlock()
+}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (l *statementLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 // take returns the statements recorded since the last call.
 func (l *statementLog) take() []statement {
 	l.mu.Lock()
