@@ -116,8 +116,12 @@ func days(d time.Duration) string {
 // findings joins what a control found: "; " between facts.
 type findings struct{ ok, bad []string }
 
-func (fs *findings) good(format string, args ...any) { fs.ok = append(fs.ok, fmt.Sprintf(format, args...)) }
-func (fs *findings) fail(format string, args ...any) { fs.bad = append(fs.bad, fmt.Sprintf(format, args...)) }
+func (fs *findings) good(format string, args ...any) {
+	fs.ok = append(fs.ok, fmt.Sprintf(format, args...))
+}
+func (fs *findings) fail(format string, args ...any) {
+	fs.bad = append(fs.bad, fmt.Sprintf(format, args...))
+}
 
 // result puts the failures first, so that a reader sees what to fix.
 func (fs *findings) result() (bool, string) {
