@@ -140,7 +140,9 @@ type result struct {
 	err        error
 }
 
-func pass(reason string, ev map[string]any) result { return result{passed: true, reason: reason, evidence: ev} }
+func pass(reason string, ev map[string]any) result {
+	return result{passed: true, reason: reason, evidence: ev}
+}
 func fail(reason string, ev map[string]any) result { return result{reason: reason, evidence: ev} }
 func broken(err error) result                      { return result{err: err} }
 
