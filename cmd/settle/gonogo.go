@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"settle/gonogo"
-	"settle/ledger"
 	"settle/target"
 )
 
@@ -67,7 +66,11 @@ func runGonogo(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	reports, err := evaluate(ctx, st, set, names, time.Duration(maxAge), *retention, time.Now())
+	list := make([]*target.Contract, len(names))
+	for i, n := range names {
+		list[i], _ = set.Get(n)
+	}
+	reports, err := gonogo.Check(ctx, st, list, gonogo.Options{Now: time.Now(), MaxDrillAge: time.Duration(maxAge), Retention: *retention})
 	if err != nil {
 		return err
 	}
@@ -90,32 +93,6 @@ func runGonogo(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("no-go for %s", strings.Join(nogo, ", "))
 	}
 	return nil
-}
-
-// evaluate gathers each target's facts and runs the gate over them. The
-// schema is read once; a store that cannot answer fails the controls that
-// need it, with the reason, rather than the command.
-func evaluate(ctx context.Context, ds ledger.DrillStore, set *target.Set, names []string, maxAge time.Duration,
-	retention ledger.RetentionPolicy, now time.Time) ([]gonogo.Report, error) {
-	schema, err := ds.SchemaFacts(ctx)
-	schemaErr := ""
-	if err != nil {
-		schemaErr = ledger.ErrorMessage(err)
-	}
-	reports := make([]gonogo.Report, 0, len(names))
-	for _, n := range names {
-		c, _ := set.Get(n)
-		f := gonogo.Facts{Contract: c, Now: now, Schema: schema, SchemaErr: schemaErr, MaxDrillAge: maxAge, Retention: retention}
-		f.Drill, err = ds.LatestDrill(ctx, n)
-		switch {
-		case ledger.ErrorCode(err) == ledger.ENotFound:
-			f.Drill = nil
-		case err != nil:
-			return nil, fmt.Errorf("read the last drill of %s: %w", n, err)
-		}
-		reports = append(reports, gonogo.Evaluate(f))
-	}
-	return reports, nil
 }
 
 // printGonogo writes each target's verdict and one line per control.

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"settle/gonogo"
+	"settle/ledger"
 	"settle/reconciler"
 	"settle/target"
 	"settle/web"
@@ -34,6 +36,8 @@ type serveConfig struct {
 	metricsAddr                        string
 	limits                             web.ServerLimits
 	api                                apiLimits
+	retention                          *ledger.RetentionPolicy
+	maxDrillAge                        days
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -66,6 +70,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
+	c.retention = retentionFlags(fs)
+	c.maxDrillAge = days(gonogo.DefaultMaxDrillAge)
+	fs.Var(&c.maxDrillAge, "max-drill-age", "the console's go/no-go: a drill older than this no longer counts (e.g. 90d)")
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return c, err
 	}
@@ -140,7 +147,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
-		Contracts: contracts, WebhookSecrets: secrets, Inbox: store}
+		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
+		Drills: store, Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.maxDrillAge)}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
 	if err != nil {
 		return err
