@@ -2,6 +2,7 @@ package drill_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -68,10 +69,16 @@ func TestDrill_Simulator(t *testing.T) {
 			cfg, s := setup(t, h, sim.Config{Class: "A"}, func(c *target.Contract) {
 				c.Webhook = &target.Webhook{SecretEnv: "UNUSED", ObjectField: "data", EventIDField: "id"}
 			})
+			const canary = "PAYLOAD-CANARY-51c0"
+			cfg.Payload = []byte(`{"amount": 700, "currency": "EUR", "note": "` + canary + `"}`)
 			ctx := context.Background()
 			rs, err := drill.Run(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Evidence and reasons are stored and shown: never a payload value.
+			if raw, _ := json.Marshal(rs); strings.Contains(string(raw), canary) {
+				t.Fatalf("a drill result carries a payload value: %s", raw)
 			}
 			for n, r := range byNumber(t, rs) {
 				if !r.Passed || r.NotApplicable || r.Reason == "" || r.Version != "test" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,16 +40,23 @@ func TestGonogo_FreshContractFailsUntilDrilled(t *testing.T) {
 				t.Fatalf("gonogo before the drill: exit %d\n%s%s", code, out, errOut)
 			}
 
-			code, out, errOut = settleCmd(t, "drill", "--target", "payments", "--contracts", contracts, "--database-url", url)
+			// A payload value the drill must never print or log.
+			const canary = "PAYLOAD-CANARY-7f3a"
+			payload := filepath.Join(dir, "payload.json")
+			if err := os.WriteFile(payload, []byte(`{"amount": 250, "currency": "EUR", "description": "`+canary+`"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut = settleCmd(t, "drill", "--target", "payments", "--contracts", contracts, "--database-url", url,
+				"--payload", payload)
 			if code != 0 || strings.Count(out, "\nPASS") != 6 || !strings.Contains(out, "N/A (pass)  #6 inbound_unmatched") {
 				t.Fatalf("drill: exit %d\n%s%s", code, out, errOut)
 			}
-			if strings.Contains(out+errOut, `"amount"`) || strings.Contains(out+errOut, "settle drill\"") {
-				t.Fatalf("the drill printed a payload:\n%s%s", out, errOut)
+			if strings.Contains(out+errOut, canary) {
+				t.Fatalf("the drill printed a payload value:\n%s%s", out, errOut)
 			}
 
 			code, out, errOut = gate(retention...)
-			if code != 0 || !strings.Contains(out, "target payments: GO") || strings.Count(out, "\nPASS  #") != 11 ||
+			if code != 0 || !strings.Contains(out, "target payments: GO") || strings.Count(out, "\nPASS  #") != 11 || strings.Contains(out+errOut, canary) ||
 				!strings.Contains(out, "PASS  #6 Unknown handling — drill test 1 response_lost passed on") {
 				t.Fatalf("gonogo after the drill: exit %d\n%s%s", code, out, errOut)
 			}
