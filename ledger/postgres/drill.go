@@ -20,25 +20,28 @@ func (s *Store) RecordDrill(ctx context.Context, results []ledger.DrillResult) e
 		return err
 	}
 	now := s.clock()
-	batch := &pgx.Batch{}
-	for _, r := range results {
-		ev := r.Evidence
-		if ev == nil {
-			ev = map[string]any{}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, r := range results {
+			ev := r.Evidence
+			if ev == nil {
+				ev = map[string]any{}
+			}
+			raw, err := json.Marshal(ev)
+			if err != nil {
+				return fmt.Errorf("evidence: %w", err)
+			}
+			at := now
+			if !r.RanAt.IsZero() {
+				at = r.RanAt
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO drill_results (run_id, target, test_number, test_name, passed,
+				not_applicable, reason, evidence, ran_at, settle_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+				r.RunID, r.Target, r.Number, r.Name, r.Passed, r.NotApplicable, r.Reason, raw, at, r.Version); err != nil {
+				return err
+			}
 		}
-		raw, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("record drill: evidence: %w", err)
-		}
-		at := now
-		if !r.RanAt.IsZero() {
-			at = r.RanAt
-		}
-		batch.Queue(`INSERT INTO drill_results (run_id, target, test_number, test_name, passed, not_applicable,
-			reason, evidence, ran_at, settle_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			r.RunID, r.Target, r.Number, r.Name, r.Passed, r.NotApplicable, r.Reason, raw, at, r.Version)
-	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, batch).Close() })
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("record drill: %w", err)
 	}
