@@ -116,6 +116,12 @@ func Run(ctx context.Context, cfg Config) ([]ledger.DrillResult, error) {
 		if r.err != nil {
 			return out, fmt.Errorf("drill test %d %s: %w", t.Number, t.Name, r.err)
 		}
+		if r.evidence == nil {
+			r.evidence = map[string]any{}
+		}
+		// Which deployment of the target was drilled (a sandbox, the
+		// simulator): the gate shows it beside the result.
+		r.evidence["base_url"] = d.c.BaseURL
 		out = append(out, ledger.DrillResult{RunID: d.run, Target: d.c.Name, Number: t.Number, Name: t.Name,
 			Passed: r.passed, NotApplicable: r.na, Reason: r.reason, Evidence: r.evidence,
 			RanAt: d.Now().UTC(), Version: d.Version})

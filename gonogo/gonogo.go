@@ -139,6 +139,10 @@ func (fs *findings) drill(f Facts, nums ...int) {
 		return
 	}
 	ran := f.Drill[0].RanAt
+	where := ""
+	if u, ok := f.Drill[0].Evidence["base_url"].(string); ok && u != "" {
+		where = " against " + u
+	}
 	if age := f.Now.Sub(ran); age > f.MaxDrillAge {
 		fs.fail("the last drill (%s) is older than %s and no longer counts (run: settle drill --target %s)",
 			ran.Format(time.DateOnly), days(f.MaxDrillAge), f.Contract.Name)
@@ -160,7 +164,7 @@ func (fs *findings) drill(f Facts, nums ...int) {
 		case got.NotApplicable:
 			fs.good("drill test %d %s not applicable on %s: %s", n, t.Name, ran.Format(time.DateOnly), got.Reason)
 		default:
-			fs.good("drill test %d %s passed on %s", n, t.Name, ran.Format(time.DateOnly))
+			fs.good("drill test %d %s passed on %s%s", n, t.Name, ran.Format(time.DateOnly), where)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func passing(t *testing.T) gonogo.Facts {
 	var drill []ledger.DrillResult
 	for _, tt := range gonogo.Tests {
 		drill = append(drill, ledger.DrillResult{RunID: "r", Target: "payments", Number: tt.Number, Name: tt.Name,
-			Passed: true, RanAt: now.AddDate(0, 0, -10)})
+			Passed: true, RanAt: now.AddDate(0, 0, -10), Evidence: map[string]any{"base_url": "https://sandbox.example.com"}})
 	}
 	return gonogo.Facts{
 		Contract: contract(t), Now: now,
@@ -58,7 +58,7 @@ func TestEvaluate_AllPass(t *testing.T) {
 	}
 	// The evidence names its sources: the documentation and its date, the
 	// live index, the drill's date, the owner.
-	for n, want := range map[int]string{1: "checked 2026-11-01", 2: "unique index uniq", 4: "drill test 3 claim_race passed on 2026-11-21",
+	for n, want := range map[int]string{1: "checked 2026-11-01", 2: "unique index uniq", 4: "drill test 3 claim_race passed on 2026-11-21 against https://sandbox.example.com",
 		9: "Payments team", 10: "retention owner Data team"} {
 		if ev := rep.Controls[n-1].Evidence; !strings.Contains(ev, want) {
 			t.Errorf("control %d evidence %q lacks %q", n, ev, want)
