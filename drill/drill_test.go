@@ -1,6 +1,7 @@
 package drill_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -71,6 +72,8 @@ func TestDrill_Simulator(t *testing.T) {
 			})
 			const canary = "PAYLOAD-CANARY-51c0"
 			cfg.Payload = []byte(`{"amount": 700, "currency": "EUR", "note": "` + canary + `"}`)
+			var logs bytes.Buffer // every line, DEBUG up; read once the run has returned
+			cfg.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			ctx := context.Background()
 			rs, err := drill.Run(ctx, cfg)
 			if err != nil {
@@ -79,6 +82,9 @@ func TestDrill_Simulator(t *testing.T) {
 			// Evidence and reasons are stored and shown: never a payload value.
 			if raw, _ := json.Marshal(rs); strings.Contains(string(raw), canary) {
 				t.Fatalf("a drill result carries a payload value: %s", raw)
+			}
+			if !strings.Contains(logs.String(), "drill: test done") || strings.Contains(logs.String(), canary) {
+				t.Fatalf("the drill's log holds a payload value, or nothing:\n%s", logs.String())
 			}
 			for n, r := range byNumber(t, rs) {
 				if !r.Passed || r.NotApplicable || r.Reason == "" || r.Version != "test" {
