@@ -146,6 +146,11 @@ func (d *drill) claimRace(ctx context.Context) result {
 	}
 	close(start)
 	wg.Wait()
+	if len(won) == 0 {
+		// Neither racer won: a third claimer (a settle serve's executor)
+		// did, which says nothing about the race.
+		return broken(fmt.Errorf("claim drill operation: another executor claimed it first (is a settle serve sending the drill tenant's operations?)"))
+	}
 	for _, w := range won { // every winner sends, as a worker would
 		if _, err := d.record(ctx, r.exec.Send(ctx, w)); err != nil && ledger.ErrorCode(err) != ledger.EStaleFence {
 			return broken(err)
