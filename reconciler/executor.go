@@ -105,7 +105,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			go func(op ledger.Operation) {
 				defer wg.Done()
 				defer func() { <-slots }()
-				out := e.send(sendCtx, op)
+				out := e.Send(sendCtx, op)
 				if sendCtx.Err() == nil {
 					rec.add(out)
 				}
@@ -127,8 +127,12 @@ func (e *Executor) Run(ctx context.Context) error {
 	return nil
 }
 
-// send performs the one send of a claimed operation.
-func (e *Executor) send(ctx context.Context, op ledger.Operation) ledger.Outcome {
+// Send performs the one send of an operation the caller claimed (Claim or
+// ClaimBatch) and returns its verdict, unrecorded: the caller records it
+// with its fence, or, as `settle drill` does to emulate a worker killed
+// between the two steps, leaves it to lease expiry. Run uses it for every
+// claimed operation.
+func (e *Executor) Send(ctx context.Context, op ledger.Operation) ledger.Outcome {
 	c, ok := e.Contracts.Get(op.Target)
 	if !ok {
 		v := verdict{to: ledger.Escalated, reason: "no contract for target " + op.Target + "; nothing was sent"}

@@ -52,6 +52,13 @@ type ClientOptions struct {
 	// Params reads tenant parameters; nil: none, so nothing is sent to a
 	// target whose contract names one.
 	Params ParamSource
+	// WrapTransport, when set, wraps the client's own transport, for `settle
+	// drill`, which injects faults on settle's side of the connection (a
+	// response read in full, then discarded). The wrapper receives the
+	// transport that keeps the exactly-once properties above (no
+	// keep-alives, no HTTP/2) and must not retry, rewind a body or follow
+	// redirects itself: it may only pass a request on once, or not at all.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // NewClient returns a Client. Per-request timeouts come from each contract.
@@ -64,9 +71,13 @@ func NewClient(o ClientOptions) *Client {
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
 		TLSHandshakeTimeout: 10 * time.Second,
 	}
+	var rt http.RoundTripper = tr
+	if o.WrapTransport != nil {
+		rt = o.WrapTransport(tr)
+	}
 	return &Client{
 		http: &http.Client{
-			Transport:     tr,
+			Transport:     rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		secrets: o.Secrets,

@@ -416,3 +416,50 @@ func TestClient_Replayed(t *testing.T) {
 		}
 	}
 }
+
+// roundTripperFunc adapts a function to http.RoundTripper.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// WrapTransport sees each request once, over the client's own transport
+// (keep-alives off, no body to rewind); a wrapper that reads the response
+// and then drops it (as settle drill does) leaves the client with a
+// request that reached the target and no answer, and nothing is re-sent.
+func TestClient_WrapTransport(t *testing.T) {
+	t.Parallel()
+	rec, base := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"id":"ch_1"}`))
+	})
+	set, c := stripeLike(t, base)
+	secrets, err := ReadSecrets(set, func(k string) string {
+		return map[string]string{"STRIPE_SECRET_KEY": "sk_test_4eC39HqLyjWDarjtT1zdp7dc"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []*http.Request
+	cl := NewClient(ClientOptions{Secrets: secrets, Params: acme, WrapTransport: func(next http.RoundTripper) http.RoundTripper {
+		tr, ok := next.(*http.Transport)
+		if !ok || !tr.DisableKeepAlives {
+			t.Errorf("the wrapper got %T, not the client's transport without keep-alives", next)
+		}
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			seen = append(seen, r)
+			resp, err := next.RoundTrip(r)
+			if err != nil {
+				return nil, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return nil, io.ErrUnexpectedEOF
+		})
+	}})
+	a := cl.Create(context.Background(), c, "acme", []byte(charge), "key-1", "")
+	if a.Answered() || !a.Sent() || a.Failure != "connection closed without a response" {
+		t.Fatalf("attempt = %+v; want sent, unanswered, connection closed", a)
+	}
+	if len(seen) != 1 || seen[0].GetBody != nil || len(rec.requests()) != 1 {
+		t.Fatalf("the wrapper saw %d requests and the target %d; want one each, without GetBody", len(seen), len(rec.requests()))
+	}
+}

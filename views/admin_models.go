@@ -8,6 +8,10 @@ type TargetRow struct {
 	Owner   string
 	Checked string // "2026-11-01 (30 days ago)", with the warning when stale
 	Stale   bool   // documentation checked more than 180 days ago
+	// GoNoGo is the gate's verdict ("GO", "NO-GO: 3 of 11 controls
+	// failed"); empty when the server cannot evaluate it.
+	GoNoGo string
+	Go     bool
 }
 
 // TargetsPage lists the configured target contracts.
@@ -49,6 +53,26 @@ type TargetPage struct {
 	Checked  string
 	Stale    bool
 	Back     string
+	// GoNoGo is the go/no-go gate for this target, the same result
+	// `settle gonogo` prints; nil when the server cannot evaluate it.
+	GoNoGo *GoNoGo
+}
+
+// GoNoGo is the go/no-go gate's result for one target.
+type GoNoGo struct {
+	Verdict  string // "GO", or "NO-GO: 3 of 11 controls failed"
+	Go       bool
+	Controls []ControlRow
+	Note     string // how the result was reached (drill age, retention flags)
+}
+
+// ControlRow is one go/no-go control.
+type ControlRow struct {
+	Number   int
+	Name     string
+	Pass     bool
+	Verdict  string // PASS or FAIL
+	Evidence string
 }
 
 // AdminPage is the administration overview: the read-only switch and the

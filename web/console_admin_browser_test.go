@@ -21,7 +21,8 @@ import (
 func TestConsoleAdmin_Browser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
-	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t)}, `  - group: admin-acme
+	// The Targets pages show the go/no-go gate, which axe checks too.
+	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t), Drills: s.(ledger.DrillStore)}, `  - group: admin-acme
     role: admin
     tenants: [acme]
 `,
@@ -44,6 +45,9 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	}
 	if got := b.TextByTestID("class-A"); !strings.Contains(got, "Same-key replay") {
 		t.Fatalf("class A reads %q", got)
+	}
+	if got := b.TextByTestID("gonogo-verdict"); !strings.HasPrefix(got, "NO-GO") || b.Count(`[data-testid="control-row"]`) != 11 {
+		t.Fatalf("go/no-go reads %q with %d controls", got, b.Count(`[data-testid="control-row"]`))
 	}
 	check("target")
 

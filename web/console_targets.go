@@ -25,16 +25,23 @@ const staleAfter = 180 * 24 * time.Hour
 func (s *server) targetsPage(c echo.Context) error {
 	now := s.now()
 	v := views.TargetsPage{Empty: "No target contracts are configured on this server."}
+	var cts []*target.Contract
 	for _, name := range s.contractNames() {
-		ct, ok := s.contracts.Get(name)
-		if !ok {
-			continue
+		if ct, ok := s.contracts.Get(name); ok {
+			cts = append(cts, ct)
 		}
+	}
+	gates := s.goNoGo(c.Request().Context(), cts...)
+	for _, ct := range cts {
 		checked := checkedText(ct.Documentation.Checked, now)
-		v.Rows = append(v.Rows, views.TargetRow{
+		row := views.TargetRow{
 			Name: ct.Name, Href: targetHref(ct.Name), Classes: classesText(ct.Classes()),
 			Owner: ct.Owner.Team, Checked: checked, Stale: stale(ct.Documentation.Checked, now),
-		})
+		}
+		if r, ok := gates[ct.Name]; ok {
+			row.GoNoGo, row.Go = verdictText(r), r.Go
+		}
+		v.Rows = append(v.Rows, row)
 	}
 	v.Layout = s.layout(c, "Targets", "targets")
 	v.ServedIn = servedIn(c)
@@ -51,6 +58,9 @@ func (s *server) targetPage(c echo.Context) error {
 		return notFound()
 	}
 	v := targetView(ct, s.now())
+	if r, ok := s.goNoGo(c.Request().Context(), ct)[ct.Name]; ok {
+		v.GoNoGo = s.goNoGoView(r)
+	}
 	v.Layout = s.layout(c, "Target "+ct.Name, "targets")
 	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Target(v))

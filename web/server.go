@@ -98,6 +98,15 @@ type Config struct {
 	// InsecureCookies drops the Secure flag from the console's cookies,
 	// for plain HTTP on loopback only (cmd/settle checks the address).
 	InsecureCookies bool
+	// Drills answers the go/no-go gate on the Targets pages: the live
+	// schema and each target's newest drill (both stores implement it;
+	// nil: taken from Store when it does, else the gate is not shown).
+	Drills ledger.DrillStore
+	// Retention is the deployment's retention rule, and MaxDrillAge the
+	// age past which a drill no longer counts (0: gonogo's default), as
+	// `settle gonogo` weighs them.
+	Retention   ledger.RetentionPolicy
+	MaxDrillAge time.Duration
 }
 
 // Contracts resolves target names to contracts (*target.Set does).
@@ -127,6 +136,9 @@ type server struct {
 	actions        ledger.ActionStore       // nil: no record shown
 	params         ledger.TenantParamLister // nil: no request parameters shown
 	figures        ledger.FigureSource      // nil: no figures pages
+	drills         ledger.DrillStore        // nil: no go/no-go on the Targets pages
+	retention      ledger.RetentionPolicy
+	maxDrillAge    time.Duration
 }
 
 // New returns the configured Echo server.
@@ -146,6 +158,8 @@ func New(cfg Config) *echo.Echo {
 	s.callbacks = implementation(cfg.Callbacks, cfg.Store, cfg.Tokens)
 	s.actions = implementation(cfg.Actions, cfg.Store, cfg.Tokens)
 	s.params = implementation(cfg.Params, cfg.Store, cfg.Tokens)
+	s.drills = implementation(cfg.Drills, cfg.Store)
+	s.retention, s.maxDrillAge = cfg.Retention, cfg.MaxDrillAge
 	if r, ok := cfg.Store.(ledger.ReviewStore); ok && s.review == nil {
 		s.review = r
 	}

@@ -31,6 +31,8 @@ commands:
   purge       apply the retention policy once, or --dry-run to see what would go
   session     revoke a person's console sessions at once (settle session revoke --subject S)
   sim         run the simulated payments target, or print its contract
+  drill       run the fault-injection drill against a target and store its results (exit 1 on a failed test)
+  gonogo      evaluate the eleven go/no-go controls per target (exit 1 on any FAIL)
 
 Run 'settle <command> -h' for the flags of a command.
 `
@@ -76,6 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = purge(ctx, args[1:], stdout, stderr)
 	case "sim":
 		err = runSim(ctx, args[1:], stdout, stderr)
+	case "drill":
+		err = runDrill(ctx, args[1:], stdout, stderr)
+	case "gonogo":
+		err = runGonogo(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"settle/gonogo"
 	"settle/ledger"
 	"settle/reconciler"
 	"settle/target"
@@ -37,6 +38,7 @@ type serveConfig struct {
 	api                                apiLimits
 	retention                          *ledger.RetentionPolicy
 	noRetention                        bool
+	maxDrillAge                        time.Duration
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -71,6 +73,8 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	c.retention = retentionFlags(fs)
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
+	c.maxDrillAge = gonogo.DefaultMaxDrillAge
+	fs.Var(retentionDuration{&c.maxDrillAge}, "max-drill-age", "the console's go/no-go: a drill older than this no longer counts (e.g. 90d)")
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return c, err
 	}
@@ -148,7 +152,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
-		Contracts: contracts, WebhookSecrets: secrets, Inbox: store}
+		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
+		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
 	if err != nil {
 		return err

@@ -117,6 +117,7 @@ type store interface {
 	ledger.TenantParamLister
 	ledger.RetentionStore
 	ledger.TenantEraser
+	ledger.DrillStore
 }
 
 // openStore opens and migrates the store that url names and describes it

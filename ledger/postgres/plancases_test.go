@@ -617,6 +617,17 @@ var planCases = []planCase{
 		_, err := f.s.ListTenantParams(ctx, "tenant-1")
 		return err
 	}},
+	{name: "RecordDrill", run: func(ctx context.Context, f *planFixture) error {
+		return f.s.RecordDrill(ctx, []ledger.DrillResult{{RunID: "plan-run", Target: "payments", Number: 1, Name: "response_lost", Passed: true}})
+	}},
+	{name: "LatestDrill", want: []string{"drill_results_target|drill_results_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.LatestDrill(ctx, "payments")
+		return err
+	}},
+	{name: "SchemaFacts", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.SchemaFacts(ctx)
+		return err
+	}},
 	{name: "CreateSession", run: func(ctx context.Context, f *planFixture) error {
 		return f.s.CreateSession(ctx, planSession(f.now))
 	}},
