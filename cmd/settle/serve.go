@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"settle/ledger"
 	"settle/reconciler"
 	"settle/target"
 	"settle/web"
@@ -30,6 +32,8 @@ type serveConfig struct {
 	noExecutor, noSweeper, noReconcile bool
 	noInbox, noAuditor, noNotifier     bool
 	lease                              time.Duration
+	leaderLease, auditInterval         time.Duration
+	replicaID                          string
 	workers                            int
 	metricsAddr                        string
 	limits                             web.ServerLimits
@@ -39,7 +43,9 @@ type serveConfig struct {
 const serveUsage = `usage: settle serve [flags]
 
 Migrates the store, then serves HTTP and runs the executor, sweeper,
-reconciler, webhook inbox processor, callback notifier and auditor.
+reconciler, webhook inbox processor, callback notifier and auditor. Replicas
+may share one database: the auditor runs on one replica at a time, under a
+leader lease in the database; every other loop runs on all of them.
 `
 
 func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
@@ -64,6 +70,11 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
+	fs.DurationVar(&c.leaderLease, "leader-lease", 30*time.Second,
+		"lease of a cluster-wide duty (the auditor's walk): how long it stands still after its replica dies; renewed every third of it")
+	fs.DurationVar(&c.auditInterval, "audit-interval", 10*time.Second, "pause between steps of the auditor's walk over each target")
+	fs.StringVar(&c.replicaID, "replica-id", os.Getenv("SETTLE_REPLICA_ID"),
+		"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM (env SETTLE_REPLICA_ID)")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
 	if err := parse(fs, args, stdout, stderr); err != nil {
@@ -86,6 +97,15 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 		return c, errUsage
 	case c.workers <= 0:
 		fmt.Fprintf(stderr, "settle serve: --workers must be at least 1, got %d\n", c.workers)
+		return c, errUsage
+	case c.leaderLease < 3*time.Millisecond:
+		fmt.Fprintf(stderr, "settle serve: --leader-lease must be at least 3ms, got %s\n", c.leaderLease)
+		return c, errUsage
+	case c.auditInterval <= 0:
+		fmt.Fprintf(stderr, "settle serve: --audit-interval must be positive, got %s\n", c.auditInterval)
+		return c, errUsage
+	case len(c.replicaID) > 200:
+		fmt.Fprintf(stderr, "settle serve: --replica-id is at most 200 bytes\n")
 		return c, errUsage
 	}
 	return c, nil
@@ -189,9 +209,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !cfg.noNotifier {
 		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: log, Metrics: reg})
 	}
+	// Work that must happen once per cluster runs under a leader lease, on
+	// one replica at a time; the loops above divide their work by claims
+	// and run everywhere. Retention and daily digests join this list.
+	var duties []duty
 	if !cfg.noAuditor {
-		loops = append(loops, &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: log, Metrics: reg})
+		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: log, Metrics: reg,
+			Interval: cfg.auditInterval}
+		duties = append(duties, duty{"auditor", a.Run})
 	}
+	loops = append(loops, electors(duties, store, cfg, reg, log)...)
 	if console != nil {
 		loops = append(loops, sessionSweeper{console, log})
 	}
@@ -228,6 +255,43 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopWork()
 	work.Wait()
 	return serveErr
+}
+
+// duty is work done once per cluster, by the replica holding its lease.
+type duty struct {
+	name string
+	run  func(context.Context) error
+}
+
+// electors returns one reconciler.Elector per duty, all under this
+// replica's id, exporting settle_leader by duty.
+func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) []interface{ Run(context.Context) error } {
+	if len(duties) == 0 {
+		return nil
+	}
+	id := cfg.replicaID
+	if id == "" {
+		id = replicaID()
+	}
+	gauge := reconciler.NewLeaderGauge(reg)
+	var out []interface{ Run(context.Context) error }
+	for _, d := range duties {
+		out = append(out, &reconciler.Elector{Leases: leases, Duty: d.name, Holder: id, Work: d.run, Log: log,
+			Leading: gauge.WithLabelValues(d.name), TTL: cfg.leaderLease})
+	}
+	return out
+}
+
+// replicaID names this process in leader leases: the host, for people
+// reading the lease table, and the pid and a random suffix, so that two
+// processes on one host, or a restarted one, are never taken for each
+// other.
+func replicaID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "settle"
+	}
+	return fmt.Sprintf("%.150s-%d-%08x", host, os.Getpid(), rand.Uint32())
 }
 
 // loadContracts reads --contracts and, with --demo or --demo-target, adds

@@ -115,6 +115,7 @@ type store interface {
 	ledger.ActionStore
 	ledger.TenantParamStore
 	ledger.TenantParamLister
+	ledger.LeaderStore
 }
 
 // openStore opens and migrates the store that url names and describes it
