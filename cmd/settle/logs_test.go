@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,7 +18,7 @@ import (
 func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	db := migratedSQLite(t, dir)
 	var calls atomic.Int32
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {

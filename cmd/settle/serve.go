@@ -28,6 +28,7 @@ type serveConfig struct {
 	dbURL, addr, contracts             string
 	consoleConfig                      string
 	demo, demoTarget, readOnly         bool
+	migrate                            bool
 	bodyLimit                          int64
 	noExecutor, noSweeper, noReconcile bool
 	noInbox, noAuditor, noNotifier     bool
@@ -42,7 +43,7 @@ type serveConfig struct {
 
 const serveUsage = `usage: settle serve [flags]
 
-Migrates the store, then serves HTTP and runs the executor, sweeper,
+Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
 reconciler, webhook inbox processor, callback notifier and auditor. Replicas
 may share one database: the auditor runs on one replica at a time, under a
 leader lease in the database; every other loop runs on all of them.
@@ -53,6 +54,8 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs := withUsage(flag.NewFlagSet("settle serve", flag.ContinueOnError), serveUsage)
 	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
 		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
+	fs.BoolVar(&c.migrate, "migrate", true,
+		"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
 	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
@@ -150,7 +153,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, desc, err := openStore(ctx, cfg.dbURL)
+	store, desc, err := openStoreWith(ctx, cfg.dbURL, cfg.migrate, func(msg string) { log.Warn(msg) })
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func tenant(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}
