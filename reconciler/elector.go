@@ -72,7 +72,7 @@ func (e *Elector) Run(ctx context.Context) error {
 		wctx, c := context.WithCancel(ctx)
 		cancel, done = c, make(chan struct{})
 		e.setLeading(true)
-		e.Log.Info("leading: duty started", "duty", e.Duty, "holder", e.Holder)
+		e.Log.Info("leading; duty started", "duty", e.Duty, "holder", e.Holder)
 		go func(done chan struct{}) {
 			defer close(done)
 			if err := e.Work(wctx); err != nil && wctx.Err() == nil {
@@ -91,7 +91,7 @@ func (e *Elector) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:
-			e.Log.Warn("leader lease: attempt failed", "duty", e.Duty, "err", err)
+			e.Log.Warn("lease attempt failed", "duty", e.Duty, "err", err)
 			if done == nil {
 				p.fail(ctx)
 				continue
@@ -144,7 +144,7 @@ func (e *Elector) Run(ctx context.Context) error {
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer rcancel()
 	if err := e.Leases.ReleaseLeader(rctx, e.Duty, e.Holder); err != nil {
-		e.Log.Warn("leader lease: release failed; another replica takes over when it expires",
+		e.Log.Warn("lease release failed; another replica takes over when it expires",
 			"duty", e.Duty, "err", err)
 	}
 	return nil

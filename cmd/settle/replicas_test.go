@@ -81,7 +81,7 @@ func TestServe_TwoReplicasOneDatabase(t *testing.T) {
 						t.Errorf("replica %d logged %s:\n%s", i, bad, log)
 					}
 				}
-				sent = append(sent, strings.Count(log, "executor: sent"))
+				sent = append(sent, strings.Count(log, "msg=sent component=executor "))
 			}
 			if sent[0]+sent[1] != n {
 				t.Errorf("the replicas logged %d and %d sends for %d operations", sent[0], sent[1], n)

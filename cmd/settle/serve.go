@@ -39,6 +39,7 @@ type serveConfig struct {
 	metricsAddr                        string
 	limits                             web.ServerLimits
 	api                                apiLimits
+	log                                logConfig
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -80,7 +81,11 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 		"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM (env SETTLE_REPLICA_ID)")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
+	logFlags(fs, &c.log)
 	if err := parse(fs, args, stdout, stderr); err != nil {
+		return c, err
+	}
+	if err := c.log.check(stderr); err != nil {
 		return c, err
 	}
 	if err := checkHTTPFlags(c.limits, stderr); err != nil {
@@ -119,7 +124,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := cfg.log.logger(stderr)
+	// component names the part of settle a line comes from.
+	component := func(name string) *slog.Logger { return log.With("component", name) }
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -153,7 +160,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, desc, err := openStoreWith(ctx, cfg.dbURL, cfg.migrate, func(msg string) { log.Warn(msg) })
+	store, desc, err := openStoreWith(ctx, cfg.dbURL, cfg.migrate, func(msg string) { component("store").Warn(msg) })
 	if err != nil {
 		return err
 	}
@@ -161,7 +168,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	client := targetClient(credentials, store)
 	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
-		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
+		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
@@ -173,12 +180,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		webCfg.InsecureCookies = cfg.demo
 	}
 	e := web.New(webCfg)
-	limits, err := fitConns(cfg.limits, log)
+	limits, err := fitConns(cfg.limits, component("http"))
 	if err != nil {
 		return err
 	}
 	srv := web.NewHTTPServer(e, limits)
-	srv.SetErrorLog(log)
+	srv.SetErrorLog(component("http"))
 	srv.Register(reg, "main")
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -187,7 +194,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if metricsLn != nil {
 		limits.MaxConns = metricsConns
 		msrv := web.NewHTTPServer(web.Metrics(reg), limits)
-		msrv.SetErrorLog(log)
+		msrv.SetErrorLog(component("http"))
 		msrv.Register(reg, "metrics")
 		go func() { errc <- msrv.Serve(metricsLn) }()
 		servers = append(servers, msrv)
@@ -196,32 +203,32 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var loops []interface{ Run(context.Context) error }
 	if !cfg.noExecutor {
-		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: log,
+		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: component("executor"),
 			Workers: cfg.workers})
 	}
 	if !cfg.noSweeper {
-		loops = append(loops, &reconciler.Sweeper{Store: store, Log: log})
+		loops = append(loops, &reconciler.Sweeper{Store: store, Log: component("sweeper")})
 	}
 	if !cfg.noReconcile {
-		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: log,
+		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: component("reconciler"),
 			Lease: cfg.lease})
 	}
 	if !cfg.noInbox {
-		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: log, Metrics: reg})
+		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
 	}
 	if !cfg.noNotifier {
-		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: log, Metrics: reg})
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims
 	// and run everywhere. Retention and daily digests join this list.
 	var duties []duty
 	if !cfg.noAuditor {
-		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: log, Metrics: reg,
+		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: component("auditor"), Metrics: reg,
 			Interval: cfg.auditInterval}
 		duties = append(duties, duty{"auditor", a.Run})
 	}
-	loops = append(loops, electors(duties, store, cfg, reg, log)...)
+	loops = append(loops, electors(duties, store, cfg, reg, component("leader"))...)
 	if console != nil {
 		loops = append(loops, sessionSweeper{console, log})
 	}
@@ -246,7 +253,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// Stop taking requests first, then let the loops finish what they hold.
-	log.Info("shutting down")
+	component("serve").Info("shutting down")
 	stopDemo() // the playground's trickle uses the API, so it stops before the server
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
