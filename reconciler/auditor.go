@@ -157,8 +157,10 @@ func (a *Auditor) AuditTarget(ctx context.Context, name string) (Report, error) 
 // it checks the next Batch operations of each target from its saved
 // position, and starts over at the end, so operations that settle later
 // (an old UNKNOWN resolved today), duplicates made later and objects that
-// appear later for FAILED_TERMINAL operations are all met on a later round. Replicas share the position; two of them auditing the
-// same batch only repeat lookups, since findings are recorded once.
+// appear later for FAILED_TERMINAL operations are all met on a later round.
+// Replicas share the position, and settle serve runs Run under a leader
+// lease (see Elector) so that one replica walks at a time; should two
+// overlap, they only repeat lookups, since findings are recorded once.
 func (a *Auditor) Run(ctx context.Context) error {
 	a.init()
 	for _, name := range a.Contracts.Names() {
