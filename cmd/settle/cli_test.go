@@ -142,6 +142,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"serve", "--demo", "-h"}, []string{"usage: settle serve"}},
 		{[]string{"sim", "-h"}, []string{"usage: settle sim", "-print-contract", "-drop-after-commit"}},
 		{[]string{"sim", "--help"}, []string{"usage: settle sim"}},
+		{[]string{"config", "-h"}, []string{"usage: settle config check", "--config FILE"}},
 		{[]string{"migrate", "-h"}, []string{"usage: settle migrate", "-database-url"}},
 		{[]string{"token", "-h"}, []string{"usage: settle token"}},
 		{[]string{"token", "create", "-h"}, []string{"usage: settle token", "-tenant"}},

@@ -30,6 +30,7 @@ commands:
   tenant      set, unset and show a tenant's request parameters (settle tenant set --tenant T --param account=acct_123)
   session     revoke a person's console sessions at once (settle session revoke --subject S)
   sim         run the simulated payments target, or print its contract
+  config      check serve's configuration (flags, environment, --config file) and print it, secrets masked
 
 Run 'settle <command> -h' for the flags of a command.
 `
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = session(ctx, args[1:], stdout, stderr)
 	case "sim":
 		err = runSim(ctx, args[1:], stdout, stderr)
+	case "config":
+		err = configCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,9 @@ type serveConfig struct {
 	limits                             web.ServerLimits
 	api                                apiLimits
 	log                                logConfig
+	configFile                         string
+	flags                              *flag.FlagSet     // every setting, for settle config check
+	sources                            map[string]string // where each setting's value came from
 }
 
 const serveUsage = `usage: settle serve [flags]
@@ -53,6 +57,9 @@ leader lease in the database; every other loop runs on all of them.
 func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := withUsage(flag.NewFlagSet("settle serve", flag.ContinueOnError), serveUsage)
+	c.flags = fs
+	fs.StringVar(&c.configFile, "config", os.Getenv("SETTLE_CONFIG"),
+		"settings file, YAML, one key per flag spelled with _ (database_url: …, log_format: json); flags and environment variables override it (env SETTLE_CONFIG)")
 	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
 		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
 	fs.BoolVar(&c.migrate, "migrate", true,
@@ -85,6 +92,16 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return c, err
 	}
+	sources, err := applyConfigFile(fs, c.configFile, os.Getenv)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "settle serve: %s\n", line)
+		}
+		return c, errUsage
+	}
+	c.sources = sources
+	// A complaint about a value from the file names its line.
+	stderr = blame{stderr, sources}
 	if err := c.log.check(stderr); err != nil {
 		return c, err
 	}
