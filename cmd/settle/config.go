@@ -198,15 +198,20 @@ type blame struct {
 
 func (b blame) Write(p []byte) (int, error) {
 	msg := string(p)
+	// The first flag the message names whose value came from the file.
+	first, at := "", len(msg)
 	for name, src := range b.sources {
-		if !strings.Contains(src, ":") || !strings.Contains(msg, "--"+name+" ") && !strings.Contains(msg, "--"+name+":") {
+		if !strings.Contains(src, ":") {
 			continue
 		}
-		prefix, rest, ok := strings.Cut(msg, ": ")
-		if ok {
-			msg = fmt.Sprintf("%s: %s: %s: %s", prefix, src, strings.ReplaceAll(name, "-", "_"), rest)
+		for _, end := range []string{" ", ":", ","} {
+			if i := strings.Index(msg, "--"+name+end); i >= 0 && i < at {
+				first, at = name, i
+			}
 		}
-		break
+	}
+	if prefix, rest, ok := strings.Cut(msg, ": "); ok && first != "" {
+		msg = fmt.Sprintf("%s: %s: %s: %s", prefix, b.sources[first], strings.ReplaceAll(first, "-", "_"), rest)
 	}
 	if _, err := io.WriteString(b.w, msg); err != nil {
 		return 0, err

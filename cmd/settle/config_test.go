@@ -164,3 +164,23 @@ func TestConfig_CheckSecrets(t *testing.T) {
 		t.Fatal("config check printed the secret")
 	}
 }
+
+// A complaint names the file's line of the first flag it mentions that the
+// file set; flags from elsewhere are left alone.
+func TestConfig_Blame(t *testing.T) {
+	t.Parallel()
+	sources := map[string]string{"read-timeout": "s.yaml:3", "write-timeout": "s.yaml:9", "workers": "flag", "lease": "default"}
+	for msg, want := range map[string]string{
+		"settle serve: --write-timeout (1s) must exceed --read-timeout (2s)\n": "settle serve: s.yaml:9: write_timeout: --write-timeout (1s) must exceed --read-timeout (2s)\n",
+		"settle serve: --workers must be at least 1, got 0\n":                  "settle serve: --workers must be at least 1, got 0\n",
+		"settle serve: --leader-lease must be at least 3ms\n":                  "settle serve: --leader-lease must be at least 3ms\n",
+	} {
+		var out strings.Builder
+		if _, err := (blame{&out, sources}).Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Errorf("%q became %q, want %q", msg, out.String(), want)
+		}
+	}
+}
