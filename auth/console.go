@@ -191,7 +191,7 @@ func (c *Console) DeleteExpired(ctx context.Context) (int, error) {
 // gets the 403 "no role" page and no session.
 func (c *Console) signIn(ec echo.Context, subject, name, email string, claims []string, ret string) error {
 	if len(BindingsFor(*c.rules.Load(), claims)) == 0 {
-		c.log.Info("sign-in refused: no role", "subject", subject)
+		c.log.Info("sign-in refused: no role", "subject", subject, "request_id", requestID(ec))
 		return c.render(ec, http.StatusForbidden, SignInView{NoRole: true, Return: ret,
 			Error: "You are signed in at your identity provider, but settle gives you no role. Ask an administrator to bind one of your groups to a role."})
 	}
@@ -209,7 +209,7 @@ func (c *Console) signIn(ec echo.Context, subject, name, email string, claims []
 	if err := c.store.Save(r, w, sess); err != nil {
 		return err
 	}
-	c.log.Info("signed in", "subject", subject)
+	c.log.Info("signed in", "subject", subject, "request_id", requestID(ec))
 	return ec.Redirect(http.StatusSeeOther, ret)
 }
 
@@ -306,3 +306,7 @@ func renderPlain(ec echo.Context, status int, v SignInView) error {
 // LoginURL is where a route sends someone who is not signed in, so that
 // they come back to ret (a path of this site) afterwards.
 func LoginURL(ret string) string { return LoginPath + "?return=" + url.QueryEscape(SafeReturn(ret)) }
+
+// requestID is the id the web server gave the request (X-Request-Id), so
+// that a sign-in's log line ties to the request's.
+func requestID(ec echo.Context) string { return ec.Response().Header().Get(echo.HeaderXRequestID) }

@@ -140,9 +140,9 @@ func (c *Console) callback(ec echo.Context) error {
 	var shown errSignIn
 	if errors.As(err, &shown) {
 		if shown.cause != nil {
-			c.log.Warn("sign-in failed", "reason", shown.msg, "err", shown.cause)
+			c.log.Warn("sign-in failed", "reason", shown.msg, "err", shown.cause, "request_id", requestID(ec))
 		} else {
-			c.log.Info("sign-in failed", "reason", shown.msg)
+			c.log.Info("sign-in failed", "reason", shown.msg, "request_id", requestID(ec))
 		}
 		return c.render(ec, http.StatusBadRequest, SignInView{Error: shown.msg, Return: "/", LoginURL: LoginPath})
 	}

@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config) ([]ledger.DrillResult, error) {
 		out = append(out, ledger.DrillResult{RunID: d.run, Target: d.c.Name, Number: t.Number, Name: t.Name,
 			Passed: r.passed, NotApplicable: r.na, Reason: r.reason, Evidence: r.evidence,
 			RanAt: d.Now().UTC(), Version: d.Version})
-		d.Log.Info("drill: test done", "target", d.c.Name, "test", t.Name, "passed", r.passed, "not_applicable", r.na)
+		d.Log.Info("test done", "component", "drill", "target", d.c.Name, "test", t.Name, "passed", r.passed, "not_applicable", r.na)
 	}
 	// One time for the whole run: it is the run's date the gate weighs.
 	for i := range out {

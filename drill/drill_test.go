@@ -83,7 +83,7 @@ func TestDrill_Simulator(t *testing.T) {
 			if raw, _ := json.Marshal(rs); strings.Contains(string(raw), canary) {
 				t.Fatalf("a drill result carries a payload value: %s", raw)
 			}
-			if !strings.Contains(logs.String(), "drill: test done") || strings.Contains(logs.String(), canary) {
+			if !strings.Contains(logs.String(), "test done") || strings.Contains(logs.String(), canary) {
 				t.Fatalf("the drill's log holds a payload value, or nothing:\n%s", logs.String())
 			}
 			for n, r := range byNumber(t, rs) {

@@ -4,7 +4,7 @@ package migrations
 
 import (
 	"embed"
-	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,24 +19,30 @@ var Postgres embed.FS
 //go:embed sqlite/*.sql
 var SQLite embed.FS
 
-// Latest returns the newest migration version in fsys (Postgres or
-// SQLite): the number each file name starts with. The go/no-go gate
-// compares it with the live database's version.
-func Latest(fsys embed.FS) int64 {
-	var latest int64
-	_ = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+// PostgresVersions lists the versions of the PostgreSQL migrations,
+// ascending: what a database must have applied for this settle.
+func PostgresVersions() []int64 { return versions(Postgres, "postgres") }
+
+// SQLiteVersions lists the versions of the SQLite migrations, ascending.
+func SQLiteVersions() []int64 { return versions(SQLite, "sqlite") }
+
+// versions reads the numbers the files in dir start with ("00022_…").
+// The files are embedded and checked by the tests, so a name without a
+// number is a build mistake and panics.
+func versions(fsys embed.FS, dir string) []int64 {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		panic(err)
+	}
+	var out []int64
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			panic("migrations: " + dir + "/" + e.Name() + " is not NNNNN_name.sql")
 		}
-		name := d.Name()
-		end := strings.IndexByte(name, '_')
-		if end <= 0 {
-			return nil
-		}
-		if v, err := strconv.ParseInt(name[:end], 10, 64); err == nil && v > latest {
-			latest = v
-		}
-		return nil
-	})
-	return latest
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -157,13 +157,15 @@ func (a *Auditor) AuditTarget(ctx context.Context, name string) (Report, error) 
 // it checks the next Batch operations of each target from its saved
 // position, and starts over at the end, so operations that settle later
 // (an old UNKNOWN resolved today), duplicates made later and objects that
-// appear later for FAILED_TERMINAL operations are all met on a later round. Replicas share the position; two of them auditing the
-// same batch only repeat lookups, since findings are recorded once.
+// appear later for FAILED_TERMINAL operations are all met on a later round.
+// Replicas share the position, and settle serve runs Run under a leader
+// lease (see Elector) so that one replica walks at a time; should two
+// overlap, they only repeat lookups, since findings are recorded once.
 func (a *Auditor) Run(ctx context.Context) error {
 	a.init()
 	for _, name := range a.Contracts.Names() {
 		if _, why := a.auditable(name); why != "" {
-			a.Log.Info("auditor: target not audited", "target", name, "reason", why)
+			a.Log.Info("target not audited", "target", name, "reason", why)
 		}
 	}
 	p := newPause(a.Interval)
@@ -171,7 +173,7 @@ func (a *Auditor) Run(ctx context.Context) error {
 		var failed bool
 		for _, name := range a.Contracts.Names() {
 			if err := a.step(ctx, name); err != nil && ctx.Err() == nil {
-				a.Log.Error("auditor: step failed", "target", name, "err", err)
+				a.Log.Error("step failed", "target", name, "err", err)
 				failed = true
 			}
 		}
@@ -216,7 +218,7 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 		rep.LookupsFailed++
 		rep.LookupFailures = append(rep.LookupFailures, LookupFailure{op.Tenant, op.ID, err.Error()})
 		a.failed.WithLabelValues(c.Name).Inc()
-		a.Log.Warn("auditor: lookup failed; nothing concluded", "target", c.Name, "tenant", op.Tenant,
+		a.Log.Warn("lookup failed; nothing concluded", "target", c.Name, "tenant", op.Tenant,
 			"operation_id", op.ID, "reason", err.Error())
 		return nil
 	}
@@ -264,13 +266,13 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 	switch f.Kind {
 	case ledger.FindingDuplicate:
 		a.duplicates.WithLabelValues(c.Name).Inc()
-		a.Log.Warn("auditor: the target holds more than one object for one operation", attrs...)
+		a.Log.Warn("the target holds more than one object for one operation", attrs...)
 	case ledger.FindingLoss:
 		a.losses.WithLabelValues(c.Name).Inc()
-		a.Log.Warn("auditor: SUCCEEDED operation has no remote object; escalated to "+c.Owner.Team, attrs...)
+		a.Log.Warn("SUCCEEDED operation has no remote object; escalated to "+c.Owner.Team, attrs...)
 	case ledger.FindingPhantom:
 		a.phantoms.WithLabelValues(c.Name).Inc()
-		a.Log.Warn("auditor: FAILED_TERMINAL operation has a remote object; escalated to "+c.Owner.Team, attrs...)
+		a.Log.Warn("FAILED_TERMINAL operation has a remote object; escalated to "+c.Owner.Team, attrs...)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	e.defaults()
 	sendCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	rec := newRecorder(e.Store, e.Log, ledger.ActorExecutor)
+	rec := newRecorder(e.Store, e.Log)
 	defer rec.close()
 
 	var (
@@ -93,7 +93,7 @@ func (e *Executor) Run(ctx context.Context) error {
 		ops, err := e.Store.ClaimBatch(ctx, min(free, e.Batch), lease, byTarget...)
 		if err != nil {
 			if ctx.Err() == nil {
-				e.Log.Error("executor: claim failed", "err", err)
+				e.Log.Error("claim failed", "err", err)
 			}
 			pause.fail(ctx)
 			continue
@@ -120,7 +120,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-time.After(e.Grace):
-		e.Log.Warn("executor: sends still running after the grace period are left to lease expiry")
+		e.Log.Warn("sends still running after the grace period are left to lease expiry")
 		abandon()
 		<-done
 	}
@@ -143,11 +143,11 @@ func (e *Executor) Send(ctx context.Context, op ledger.Operation) ledger.Outcome
 	out := sendVerdict(c, op, a).outcome(op, ledger.InFlight, ledger.ActorExecutor)
 	if !a.Sent() {
 		// The reason names parameters and variables, never their values.
-		e.Log.Warn("executor: not sent; escalated", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
+		e.Log.Warn("not sent; escalated", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
 			"reason", a.NotSent, "owner", c.Owner.Team)
 		return out
 	}
-	e.Log.Info("executor: sent", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
+	e.Log.Info("sent", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
 		"status", a.Status, "failure", a.Failure, "replayed", a.Replayed, "state", out.To)
 	return out
 }

@@ -75,7 +75,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 		ds, err := in.Inbox.ClaimDeliveries(ctx, in.Batch, in.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
-				in.Log.Error("inbox: claim failed", "err", err)
+				in.Log.Error("claim failed", "err", err)
 			}
 			p.fail(ctx)
 			continue
@@ -88,7 +88,7 @@ func (in *Inbox) Run(ctx context.Context) error {
 				err := in.giveUp(ctx, d, fmt.Sprintf("processing did not finish in %d attempts (the processor stopped or hung on it); last error: %s",
 					in.MaxAttempts, or(d.LastError, "none recorded")))
 				if err != nil && ctx.Err() == nil {
-					in.Log.Error("inbox: quarantine failed; the delivery is retried", "delivery_id", d.ID, "err", err)
+					in.Log.Error("quarantine failed; the delivery is retried", "delivery_id", d.ID, "err", err)
 				}
 				continue
 			}
@@ -159,7 +159,7 @@ func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
 	case ledger.Escalated:
 		item.Reason = "evidence about an operation under review; attach it to the review"
 	}
-	in.Log.Warn("inbox: event contradicts or concerns a settled operation", "target", d.Target,
+	in.Log.Warn("event contradicts or concerns a settled operation", "target", d.Target,
 		"operation_id", op.ID, "tenant", op.Tenant, "state", op.State)
 	return in.quarantine(ctx, d, item)
 }
@@ -197,7 +197,7 @@ func (in *Inbox) resolve(ctx context.Context, d ledger.Delivery, c *target.Contr
 	if _, err := in.Store.Record(ctx, out); err != nil {
 		return err
 	}
-	in.Log.Info("inbox: evidence recorded", "target", d.Target, "operation_id", op.ID, "tenant", op.Tenant, "state", out.To)
+	in.Log.Info("evidence recorded", "target", d.Target, "operation_id", op.ID, "tenant", op.Tenant, "state", out.To)
 	return in.finish(ctx, d, fmt.Sprintf("operation %s → %s", op.ID, out.To))
 }
 
@@ -221,7 +221,7 @@ func (in *Inbox) quarantine(ctx context.Context, d ledger.Delivery, item ledger.
 	in.quarantined.WithLabelValues(d.Target).Inc()
 	in.processed.WithLabelValues(d.Target, "quarantined").Inc()
 	// The alert: identifiers only, never the event body.
-	in.Log.Warn("inbox: event quarantined for review", "quarantine_id", id, "target", d.Target,
+	in.Log.Warn("event quarantined for review", "quarantine_id", id, "target", d.Target,
 		"reason", item.Reason, "event_id", item.EventID)
 	return in.Inbox.FinishDelivery(ctx, d.ID, fmt.Sprintf("quarantined as %d: %s", id, item.Reason))
 }
@@ -255,22 +255,22 @@ func notPlain(item ledger.QuarantineItem) string {
 func (in *Inbox) failed(ctx context.Context, d ledger.Delivery, err error) {
 	in.processed.WithLabelValues(d.Target, "failed").Inc()
 	if perr := in.Store.Ping(ctx); perr != nil {
-		in.Log.Error("inbox: processing failed with the store unreachable; the delivery is retried after its lease",
+		in.Log.Error("processing failed with the store unreachable; the delivery is retried after its lease",
 			"delivery_id", d.ID, "err", err)
 		return
 	}
 	if d.Failures >= in.MaxAttempts {
 		reason := fmt.Sprintf("processing failed %d times; last error: %s", d.Failures, err)
 		if qerr := in.giveUp(ctx, d, reason); qerr != nil && ctx.Err() == nil {
-			in.Log.Error("inbox: quarantine failed; the delivery is retried", "delivery_id", d.ID, "err", qerr)
+			in.Log.Error("quarantine failed; the delivery is retried", "delivery_id", d.ID, "err", qerr)
 		}
 		return
 	}
 	wait := min(in.Defer<<min(d.Failures-1, 20), maxRetryWait)
-	in.Log.Warn("inbox: processing failed; the delivery is retried", "delivery_id", d.ID, "attempt", d.Failures,
+	in.Log.Warn("processing failed; the delivery is retried", "delivery_id", d.ID, "attempt", d.Failures,
 		"max_attempts", in.MaxAttempts, "retry_in", wait, "err", err)
 	if ferr := in.Inbox.FailDelivery(ctx, d.ID, in.Now().Add(wait), err.Error()); ferr != nil && ctx.Err() == nil {
-		in.Log.Error("inbox: recording the failure failed; the delivery is retried after its lease", "delivery_id", d.ID, "err", ferr)
+		in.Log.Error("recording the failure failed; the delivery is retried after its lease", "delivery_id", d.ID, "err", ferr)
 	}
 }
 
@@ -284,7 +284,7 @@ func (in *Inbox) giveUp(ctx context.Context, d ledger.Delivery, reason string) e
 		item.Reference, item.Tenant = c.References(object)
 		item.RemoteID, _ = c.RemoteID(object)
 	}
-	in.Log.Warn("inbox: delivery quarantined after failed attempts", "delivery_id", d.ID, "target", d.Target,
+	in.Log.Warn("delivery quarantined after failed attempts", "delivery_id", d.ID, "target", d.Target,
 		"attempts", d.Failures)
 	return in.quarantine(ctx, d, item)
 }

@@ -48,14 +48,13 @@ func sleep(ctx context.Context, d time.Duration) {
 // discarded by the store and logged here.
 type recorder struct {
 	store ledger.Store
-	log   *slog.Logger
-	actor string
+	log   *slog.Logger // the loop's, carrying its component
 	in    chan ledger.Outcome
 	done  chan struct{}
 }
 
-func newRecorder(store ledger.Store, log *slog.Logger, actor string) *recorder {
-	r := &recorder{store: store, log: log, actor: actor, in: make(chan ledger.Outcome, 256), done: make(chan struct{})}
+func newRecorder(store ledger.Store, log *slog.Logger) *recorder {
+	r := &recorder{store: store, log: log, in: make(chan ledger.Outcome, 256), done: make(chan struct{})}
 	go r.run()
 	return r
 }
@@ -98,12 +97,12 @@ func (r *recorder) flush(batch []ledger.Outcome) {
 	defer cancel()
 	errs, err := r.store.RecordBatch(ctx, batch)
 	if err != nil {
-		r.log.Error(r.actor+": record failed; leases will expire into UNKNOWN", "operations", len(batch), "err", err)
+		r.log.Error("record failed; leases will expire into UNKNOWN", "operations", len(batch), "err", err)
 		return
 	}
 	for i, e := range errs {
 		if e != nil {
-			r.log.Warn(r.actor+": verdict discarded", "operation_id", batch[i].OperationID,
+			r.log.Warn("verdict discarded", "operation_id", batch[i].OperationID,
 				"code", ledger.ErrorCode(e), "reason", ledger.ErrorMessage(e))
 		}
 	}
@@ -125,11 +124,11 @@ func (s *Sweeper) Run(ctx context.Context) error {
 		n, err := s.Store.SweepExpired(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			s.Log.Error("sweeper: sweep failed", "err", err)
+			s.Log.Error("sweep failed", "err", err)
 			p.fail(ctx)
 			continue
 		case n > 0:
-			s.Log.Warn("sweeper: expired leases moved to UNKNOWN", "operations", n)
+			s.Log.Warn("expired leases moved to UNKNOWN", "operations", n)
 		}
 		p.ok()
 		p.idle(ctx)

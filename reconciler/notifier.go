@@ -99,7 +99,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 		batch, err := n.Callbacks.ClaimNotifications(ctx, n.Batch, n.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
-				n.Log.Error("notifier: claim failed", "err", err)
+				n.Log.Error("claim failed", "err", err)
 			}
 			p.fail(ctx)
 			continue
@@ -158,18 +158,18 @@ func (n *Notifier) deliver(ctx context.Context, nt ledger.Notification) {
 	if err == nil {
 		n.delivered.WithLabelValues(nt.Tenant).Inc()
 		if err := n.Callbacks.MarkDelivered(rctx, nt.ID, status, n.Now()); err != nil {
-			log.Error("notifier: delivered, but not recorded; it will be delivered again", "err", err)
+			log.Error("delivered, but not recorded; it will be delivered again", "err", err)
 			return
 		}
-		log.Info("notifier: delivered", "status", status)
+		log.Info("delivered", "status", status)
 		return
 	}
 	n.failed.WithLabelValues(nt.Tenant).Inc()
 	next := n.Now().Add(n.backoff(nt.Attempts))
 	if err := n.Callbacks.MarkFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
-		log.Error("notifier: failure not recorded; retried when the claim expires", "err", err)
+		log.Error("failure not recorded; retried when the claim expires", "err", err)
 	}
-	log.Warn("notifier: delivery failed", "status", status, "err", err, "next_attempt_at", next)
+	log.Warn("delivery failed", "status", status, "err", err, "next_attempt_at", next)
 }
 
 // backoff is the delay after the given number of attempts: MinBackoff

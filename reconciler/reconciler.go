@@ -50,14 +50,14 @@ func (r *Reconciler) defaults() {
 // are recorded first.
 func (r *Reconciler) Run(ctx context.Context) error {
 	r.defaults()
-	rec := newRecorder(r.Store, r.Log, ledger.ActorReconciler)
+	rec := newRecorder(r.Store, r.Log)
 	defer rec.close()
 	p := newPause(r.Tick)
 	for ctx.Err() == nil {
 		ops, err := r.Store.LeaseUnknown(ctx, r.Batch, r.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.Log.Error("reconciler: lease failed", "err", err)
+				r.Log.Error("lease failed", "err", err)
 			}
 			p.fail(ctx)
 			continue
@@ -113,7 +113,7 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 		next := r.nextAt(op, now, v.soon)
 		out.NextAt = &next
 	}
-	r.Log.Info("reconciler: resolved", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
+	r.Log.Info("resolved", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,
 		"state", out.To, "reason", out.Reason)
 	return out
 }

@@ -64,15 +64,15 @@ func (r *Retention) Run(ctx context.Context) error {
 		case err != nil && ctx.Err() != nil:
 			// Shutting down: what the pass did is committed; say so.
 			if rep.Counts.Total() > 0 {
-				r.Log.Info("retention: pass cut short by shutdown", args...)
+				r.Log.Info("pass cut short by shutdown", args...)
 			}
 			return nil
 		case err != nil:
-			r.Log.Error("retention: pass failed", append(args, "err", err)...)
+			r.Log.Error("pass failed", append(args, "err", err)...)
 			p.fail(ctx)
 			continue
 		case rep.Counts.Total() > 0:
-			r.Log.Info("retention: pass done", args...)
+			r.Log.Info("pass done", args...)
 		}
 		p.ok()
 		p.idle(ctx)

@@ -136,7 +136,7 @@ func TestRetention_PassAndRun(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Run did not stop with its context")
 		}
-		if l := logs.String(); !strings.Contains(l, "retention: pass") || !strings.Contains(l, "operations=3") ||
+		if l := logs.String(); !strings.Contains(l, "pass done") || !strings.Contains(l, "operations=3") ||
 			strings.Contains(l, "amount") {
 			t.Fatalf("log %q", l)
 		}

@@ -125,7 +125,7 @@ func TestScenario3_StalledWorkerLeaseExpires(t *testing.T) {
 		var logs syncBuffer
 		exec := r.executor(r.store)
 		exec.Lease = 300 * time.Millisecond // far shorter than the stall
-		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "executor")
 		stop := r.start(exec, r.sweeper(), r.reconciler())
 		// The lease expires into UNKNOWN; the reconciler leases the
 		// operation under a new fence and asks the target.
@@ -134,7 +134,7 @@ func TestScenario3_StalledWorkerLeaseExpires(t *testing.T) {
 		// The stalled sender's answer arrives while the reconciler holds the
 		// operation: its verdict is refused as stale and changes nothing.
 		release()
-		discarded := `executor: verdict discarded" operation_id=` + op.ID + " code=" + string(ledger.EStaleFence)
+		discarded := `msg="verdict discarded" component=executor operation_id=` + op.ID + " code=" + string(ledger.EStaleFence)
 		r.waitFor("the stalled verdict to be recorded or refused", func() bool {
 			return strings.Contains(logs.String(), discarded) || r.get(op).State != ledger.Unknown
 		})

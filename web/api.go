@@ -120,6 +120,9 @@ func (s *server) createOperation(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 30*time.Second)
 	defer cancel()
+	// The creation event names this request, as the log line and the
+	// client's X-Request-Id do.
+	ctx = ledger.NewContextWithRequestID(ctx, c.Response().Header().Get(echo.HeaderXRequestID))
 	op, created, err := s.store.Create(ctx, n)
 	if err != nil {
 		return err

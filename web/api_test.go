@@ -40,6 +40,13 @@ func TestAPI_Create(t *testing.T) {
 		if _, err := e.store.Get(context.Background(), "acme", op["operation_id"].(string)); err != nil {
 			t.Fatalf("201 sent but the operation is not readable: %v", err)
 		}
+		// Its creation event names the request, by the id the client got.
+		evs, err := e.store.Events(context.Background(), "acme", op["operation_id"].(string))
+		rid := first.header.Get("X-Request-Id")
+		if err != nil || len(evs) != 1 || rid == "" || !strings.Contains(string(evs[0].Evidence), `"request_id": "`+rid+`"`) &&
+			!strings.Contains(string(evs[0].Evidence), `"request_id":"`+rid+`"`) {
+			t.Fatalf("creation event %+v (%v); want evidence naming request %q", evs, err, rid)
+		}
 
 		same := e.post(`{"payload":{"customer":"c-1", "currency":"EUR","amount":5000},
 			"intent_ref":"approval-1","operation_type":"charge","target":"payments"}`)

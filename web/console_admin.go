@@ -190,7 +190,7 @@ func (s *server) createToken(c echo.Context) error {
 	if err := s.tokens.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
 		return err
 	}
-	s.log.Info("token created", "component", "console", "tenant", tenant, "token_id", t.ID,
+	s.log.Info("token created", "tenant", tenant, "token_id", t.ID,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	v := views.SecretPage{Heading: "New API token", Tenant: tenant, Label: "API token", ID: t.ID, Secret: secret,
 		Note: "Copy it now: settle keeps only its hash and will never show it again. A client service sends it as “Authorization: Bearer …”.",

@@ -108,6 +108,10 @@ func storyEvent(ev ledger.Event, target, owner string, attempt int, now time.Tim
 	case kindCreated:
 		v.Title = "Registered by the client service"
 		v.Lines = []string{"settle recorded the approved request before anything was sent.", became}
+		// The API request that registered it, to find its log lines.
+		if rid, _ := evidence["request_id"].(string); rid != "" {
+			v.Lines = append(v.Lines, "Request id: "+ledger.PlainText(rid, 200)+".")
+		}
 		return v
 	case kindClaimed:
 		v.Title = fmt.Sprintf("Sent to %s (attempt %d)", target, attempt)

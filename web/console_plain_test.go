@@ -50,6 +50,8 @@ func TestStoryEvent_EveryKind(t *testing.T) {
 	}{
 		{"Created", ledger.Event{To: ledger.Prepared, Actor: "client", Reason: "created"},
 			kindCreated, "Registered by the client service", []string{"Status became “Scheduled”."}, "the client service"},
+		{"CreatedByRequest", ledger.Event{To: ledger.Prepared, Actor: "client", Reason: "created", Evidence: []byte(`{"request_id":"trace-42"}`)},
+			kindCreated, "Registered by the client service", []string{"Status became “Scheduled”.", "Request id: trace-42."}, "the client service"},
 		{"Claimed", ledger.Event{From: ledger.Prepared, To: ledger.InFlight, Actor: ledger.ActorExecutor, Reason: "claimed"},
 			kindClaimed, "Sent to payments (attempt 2)", []string{"idempotency key"}, "settle's sender"},
 		{"AnswerSucceeded", ledger.Event{From: ledger.InFlight, To: ledger.Succeeded, Actor: ledger.ActorExecutor,

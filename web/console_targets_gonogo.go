@@ -19,7 +19,7 @@ func (s *server) goNoGo(ctx context.Context, contracts ...*target.Contract) map[
 	}
 	reports, err := gonogo.Check(ctx, s.drills, contracts, gonogo.Options{Now: s.now(), MaxDrillAge: s.maxDrillAge, Retention: s.retention})
 	if err != nil {
-		s.log.Error("console: go/no-go not evaluated", "component", "console", "err", err)
+		s.log.Error("go/no-go not evaluated", "component", "console", "err", err)
 		return nil
 	}
 	out := make(map[string]gonogo.Report, len(reports))

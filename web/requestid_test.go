@@ -54,8 +54,9 @@ var generatedID = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 func TestRequestID_OnlyPlainIDsKept(t *testing.T) {
 	t.Parallel()
 	logs := &logBuffer{}
+	// The ids are sent to /healthz, whose lines are DEBUG.
 	srv := httptest.NewServer(web.New(web.Config{Targets: testTargets,
-		Logger: slog.New(slog.NewTextHandler(logs, nil))}))
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
 	t.Cleanup(srv.Close)
 
 	send := func(t *testing.T, headerLines string) (http.Header, int) {
@@ -157,5 +158,31 @@ func waitLogLine(t *testing.T, logs *logBuffer, id string) string {
 			t.Fatalf("no request log line with request_id=%s in:\n%s", id, logs.String())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Health probes are logged at DEBUG, so that at the default level a load
+// balancer's probes do not drown the log; other requests at INFO.
+func TestRequestLog_ProbesAtDebug(t *testing.T) {
+	t.Parallel()
+	logs := &logBuffer{}
+	srv := httptest.NewServer(web.New(web.Config{Targets: testTargets,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/healthz", "/api/v1/operations/x"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		id := resp.Header.Get("X-Request-Id")
+		line := waitLogLine(t, logs, id)
+		want := "level=INFO"
+		if path == "/healthz" {
+			want = "level=DEBUG"
+		}
+		if !strings.Contains(line, want) {
+			t.Errorf("GET %s logged %q; want %s", path, line, want)
+		}
 	}
 }

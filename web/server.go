@@ -186,7 +186,8 @@ func New(cfg Config) *echo.Echo {
 	e.Use(headers)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack))
+			s.log.Error("panic", "route", c.Path(), "err", err, "stack", string(stack),
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 			return err
 		},
 	}))
@@ -208,7 +209,7 @@ func New(cfg Config) *echo.Echo {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
-			s.log.Warn("not ready: store unreachable", "err", err)
+			s.log.Warn("not ready: store unreachable", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 			return c.String(http.StatusServiceUnavailable, "store unreachable\n")
 		}
 		return c.String(http.StatusOK, "ready\n")
@@ -254,7 +255,14 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 		LogStatus: true, LogMethod: true, LogRoutePath: true, LogLatency: true, LogRequestID: true,
 		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			log.Info("request", "method", v.Method, "route", v.RoutePath, "status", v.Status,
+			// Load balancers probe every few seconds: their lines would
+			// drown the rest, so they are DEBUG (a failing /readyz logs
+			// its cause at WARN).
+			level := slog.LevelInfo
+			if v.RoutePath == "/healthz" || v.RoutePath == "/readyz" {
+				level = slog.LevelDebug
+			}
+			log.Log(c.Request().Context(), level, "request", "method", v.Method, "route", v.RoutePath, "status", v.Status,
 				"duration_ms", v.Latency.Milliseconds(), "request_id", v.RequestID)
 			return nil
 		},

@@ -54,7 +54,8 @@ func (s *server) receiveWebhook(c echo.Context) error {
 			result = "expired_signature"
 		}
 		s.webhookCount.WithLabelValues(name, result).Inc()
-		s.log.Warn("webhook refused", "target", name, "reason", err.Error())
+		s.log.Warn("webhook refused", "target", name, "reason", err.Error(),
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return echo.NewHTTPError(http.StatusUnauthorized, "invalid signature: "+err.Error())
 	}
 	// The write must finish even if the sender hangs up: it is the receipt.

@@ -67,7 +67,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

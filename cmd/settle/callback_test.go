@@ -43,7 +43,7 @@ var secretRe = regexp.MustCompile(`^scs_[A-Za-z0-9_-]{43}\n$`)
 func TestCallback_SetShowRemove(t *testing.T) {
 	t.Parallel()
 	for name, db := range map[string]string{
-		"SQLite":   "sqlite:" + filepath.Join(t.TempDir(), "settle.db"),
+		"SQLite":   migratedSQLite(t, t.TempDir()),
 		"Postgres": schemaURL(t),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -126,7 +126,7 @@ func TestCallback_EndToEnd(t *testing.T) {
 	defer receiver.Close()
 
 	dir := t.TempDir()
-	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	db := migratedSQLite(t, dir)
 	endpoint := "http://" + receiver.Listener.Addr().String() + "/hooks"
 	code, out, errOut := settleCmd(t, "callback", "set", "--tenant", "acme", "--url", endpoint, "--database-url", db)
 	if code != 0 {

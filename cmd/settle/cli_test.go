@@ -105,6 +105,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"token", "revoke", "tok_1"}, "settle token revoke: --tenant is required"},
 		{[]string{"token", "frob"}, `settle token: unknown command "frob"`},
 		{[]string{"serve", "--workers", "0"}, "settle serve: --workers must be at least 1"},
+		{[]string{"serve", "--log-format", "xml"}, `settle serve: --log-format must be text or json, got "xml"`},
+		{[]string{"serve", "--log-level", "loud"}, `settle serve: --log-level: must be debug, info, warn or error, got "loud"`},
+		{[]string{"serve", "--leader-lease", "1ms"}, "settle serve: --leader-lease must be at least 3ms"},
+		{[]string{"serve", "--audit-interval", "0s"}, "settle serve: --audit-interval must be positive"},
 		{[]string{"audit"}, "settle audit: --target is required"},
 		{[]string{"sim", "--bogus"}, "settle sim: flag provided but not defined: -bogus"},
 	} {
@@ -138,6 +142,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"serve", "--demo", "-h"}, []string{"usage: settle serve"}},
 		{[]string{"sim", "-h"}, []string{"usage: settle sim", "-print-contract", "-drop-after-commit"}},
 		{[]string{"sim", "--help"}, []string{"usage: settle sim"}},
+		{[]string{"config", "-h"}, []string{"usage: settle config check", "--config FILE"}},
 		{[]string{"migrate", "-h"}, []string{"usage: settle migrate", "-database-url"}},
 		{[]string{"token", "-h"}, []string{"usage: settle token"}},
 		{[]string{"token", "create", "-h"}, []string{"usage: settle token", "-tenant"}},

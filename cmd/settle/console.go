@@ -39,7 +39,7 @@ func consoleSignIn(ctx context.Context, cfg serveConfig, ss ledger.SessionStore,
 		}
 		return c, nil
 	}
-	log.Info("no console: neither --console-config nor --demo is set; serving the API only")
+	log.Info("serving the API only: neither --console-config nor --demo is set, so there is no console", "component", "serve")
 	return nil, nil
 }
 

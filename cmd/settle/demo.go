@@ -93,7 +93,7 @@ func startPlayground(ctx context.Context, tokens tokenStore, targets demoTarget,
 	}
 	// The one line a newcomer needs: where to go, and that anyone on this
 	// machine can sign in.
-	t.log.Info("demo playground: open the console and sign in as a demo user", "console", base+"/",
+	t.log.Info("playground ready: open the console and sign in as a demo user", "console", base+"/",
 		"demo_sign_in", "enabled (loopback only)", "tenants", demoTenants[0]+","+demoTenants[1], "every", demoEvery)
 
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -64,7 +64,7 @@ func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return errUsage
 		}
 	}
-	store, _, err := openStore(ctx, *dbURL)
+	store, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

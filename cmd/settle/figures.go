@@ -50,7 +50,7 @@ func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *days > 0:
 		w = ledger.DaysEnding(now, *days)
 	}
-	store, _, err := openStore(ctx, *dbURL)
+	store, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

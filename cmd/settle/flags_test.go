@@ -40,13 +40,13 @@ func wantLoops(t *testing.T, s *server, n int) {
 // same store without the flag then does it.
 func TestServe_NoLoopFlags(t *testing.T) {
 	t.Parallel()
-	sqliteDB := func(dir string) string { return "sqlite:" + filepath.Join(dir, "settle.db") }
+	sqliteDB := migratedSQLite
 
 	t.Run("Executor", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		simBase, contracts := simWithContract(t, dir, "--class", "B")
-		db := sqliteDB(dir)
+		db := sqliteDB(t, dir)
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		off := startServer(t, dir, nil, append(args, "--no-executor")...)
 		wantLoops(t, off, 5)
@@ -72,7 +72,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		_, contracts := simWithContract(t, dir, "--class", "B")
-		db := sqliteDB(dir)
+		db := sqliteDB(t, dir)
 		token := newToken(t, db)
 		// An operation whose sender died: IN_FLIGHT, its lease long gone.
 		id := expiredInFlight(t, strings.TrimPrefix(db, "sqlite:"))
@@ -94,7 +94,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		simBase, contracts := simWithContract(t, dir, "--class", "B", "--drop-after-commit", "1")
-		db := sqliteDB(dir)
+		db := sqliteDB(t, dir)
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		off := startServer(t, dir, nil, append(args, "--no-reconciler")...)
 		wantLoops(t, off, 5)
@@ -115,7 +115,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 	t.Run("Inbox", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		db := sqliteDB(dir)
+		db := sqliteDB(t, dir)
 		off := startServer(t, dir, nil, "--database-url", db, "--demo-target", "--no-inbox")
 		wantLoops(t, off, 5)
 		token := newToken(t, db)
@@ -141,7 +141,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 	t.Run("Notifier", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		db := sqliteDB(dir)
+		db := sqliteDB(t, dir)
 		var calls atomic.Int32
 		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			calls.Add(1)
@@ -172,7 +172,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		simBase, contracts := simWithContract(t, dir, "--class", "B")
-		db := sqliteDB(dir)
+		db := sqliteDB(t, dir)
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		first := startServer(t, dir, nil, append(args, "--no-auditor")...)
 		wantLoops(t, first, 5)
@@ -204,7 +204,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 	t.Run("All", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		s := startServer(t, dir, nil, "--database-url", sqliteDB(dir), "--no-executor", "--no-sweeper",
+		s := startServer(t, dir, nil, "--database-url", sqliteDB(t, dir), "--no-executor", "--no-sweeper",
 			"--no-reconciler", "--no-inbox", "--no-notifier", "--no-auditor")
 		wantLoops(t, s, 0)
 		healthy(t, s.URL)

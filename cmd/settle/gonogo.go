@@ -61,7 +61,7 @@ func runGonogo(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		names = []string{*name}
 	}
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

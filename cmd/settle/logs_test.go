@@ -1,11 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,11 +15,23 @@ import (
 // Invariant 8: payloads, API tokens and secrets never appear in logs. One
 // settle serve with the demo target goes through creation, conflicts, bad
 // requests, sending, confirmation, a failing-then-succeeding client callback
-// and a forged webhook; its whole log must hold none of them.
+// and a forged webhook; its whole log must hold none of them, in either
+// format. The JSON log is also read line by line: each is one object, the
+// part of settle that wrote it is its component attribute, never in the
+// message, and health probes are DEBUG.
 func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 	t.Parallel()
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			testLogs(t, format)
+		})
+	}
+}
+
+func testLogs(t *testing.T, format string) {
 	dir := t.TempDir()
-	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	db := migratedSQLite(t, dir)
 	var calls atomic.Int32
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
@@ -35,7 +47,9 @@ func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 	}
 	callbackSecret := strings.TrimSpace(string(out))
 
-	base, logs := startLogged(t, dir, nil, "--database-url", db, "--demo-target")
+	// The level comes from the environment here, the format from the flag.
+	base, logs := startLogged(t, dir, []string{"SETTLE_LOG_LEVEL=debug"}, "--database-url", db, "--demo-target", "--log-format", format)
+	healthy(t, base)
 	token := newToken(t, db)
 	const marker, amount = "PAYLOAD-MARKER-7f3a", "987654"
 	body := `{"target":"demo","operation_type":"charge","intent_ref":"log-1","payload":{"amount":` + amount +
@@ -66,8 +80,46 @@ func TestLogs_NoPayloadsTokensOrSecrets(t *testing.T) {
 			t.Fatalf("the log contains the %s:\n%s", name, log)
 		}
 	}
-	if !strings.Contains(log, "executor: sent") || !strings.Contains(log, "webhook refused") {
-		t.Fatalf("the log is missing the lines this test relies on:\n%s", log)
+	if format == "text" {
+		if !strings.Contains(log, "msg=sent component=executor ") || !strings.Contains(log, `msg="webhook refused" component=http `) {
+			t.Fatalf("the log is missing the lines this test relies on:\n%s", log)
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %v: %s", err, line)
+		}
+		msg, _ := rec["msg"].(string)
+		comp, _ := rec["component"].(string)
+		if comp == "" {
+			t.Errorf("a log line without a component: %s", line)
+		}
+		for _, c := range []string{"executor", "sweeper", "reconciler", "inbox", "notifier", "auditor", "leader", "http", "serve"} {
+			if strings.HasPrefix(msg, c+":") {
+				t.Errorf("the component is in the message, not an attribute: %s", line)
+			}
+		}
+		switch {
+		case msg == "sent" && comp == "executor":
+			seen["sent"] = true
+		case msg == "webhook refused" && comp == "http" && rec["request_id"] != "" && rec["request_id"] != nil:
+			seen["webhook refused, with its request id"] = true
+		case msg == "request" && rec["route"] == "/healthz":
+			seen["health probe"] = true
+			if rec["level"] != "DEBUG" {
+				t.Errorf("a health probe logged at %v, want DEBUG: %s", rec["level"], line)
+			}
+		case msg == "request" && rec["route"] == "/api/v1/operations" && rec["level"] != "INFO":
+			t.Errorf("an API request logged at %v, want INFO: %s", rec["level"], line)
+		}
+	}
+	for _, want := range []string{"sent", "webhook refused, with its request id", "health probe"} {
+		if !seen[want] {
+			t.Errorf("no %s line in the JSON log:\n%s", want, log)
+		}
 	}
 	// What the retention and erasure commands print (they do not log)
 	// holds counts, never the data they count or remove.

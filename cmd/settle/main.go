@@ -33,6 +33,7 @@ commands:
   sim         run the simulated payments target, or print its contract
   drill       run the fault-injection drill against a target and store its results (exit 1 on a failed test)
   gonogo      evaluate the eleven go/no-go controls per target (exit 1 on any FAIL)
+  config      check serve's configuration (flags, environment, --config file) and print it, secrets masked
 
 Run 'settle <command> -h' for the flags of a command.
 `
@@ -82,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runDrill(ctx, args[1:], stdout, stderr)
 	case "gonogo":
 		err = runGonogo(ctx, args[1:], stdout, stderr)
+	case "config":
+		err = configCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

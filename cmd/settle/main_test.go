@@ -362,3 +362,15 @@ func metricLines(page, prefix string) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// migratedSQLite runs `settle migrate` on dir/settle.db and returns its
+// URL: commands other than migrate and serve refuse a database without
+// settle's schema.
+func migratedSQLite(t *testing.T, dir string) string {
+	t.Helper()
+	db := "sqlite:" + filepath.Join(dir, "settle.db")
+	if out, err := exec.Command(binary, "migrate", "--database-url", db).CombinedOutput(); err != nil {
+		t.Fatalf("settle migrate: %v: %s", err, out)
+	}
+	return db
+}

@@ -40,7 +40,7 @@ func operation(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprint(stderr, operationUsage)
 		return errUsage
 	}
-	store, _, err := openStore(ctx, *dbURL)
+	store, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

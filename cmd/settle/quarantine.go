@@ -62,7 +62,7 @@ func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprint(stderr, quarantineUsage)
 		return errUsage
 	}
-	store, _, err := openStore(ctx, *dbURL)
+	store, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func purge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "settle purge: no rule given: set --redact-payloads-after, --delete-operations-after or --purge-reviewed-after")
 		return errUsage
 	}
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

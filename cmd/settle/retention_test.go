@@ -244,7 +244,7 @@ func TestServe_RetentionLoop(t *testing.T) {
 	_, logs := startLogged(t, dir, nil, "--database-url", db, "--retention-owner", "payments-team",
 		"--redact-payloads-after", "7d", "--delete-operations-after", "30d")
 	waitFor(t, 15*time.Second, "the retention loop's first pass", func() (bool, string) {
-		return strings.Contains(logs.String(), "retention: pass done"), logs.String()
+		return strings.Contains(logs.String(), "pass done") && strings.Contains(logs.String(), "component=retention"), logs.String()
 	})
 	log := logs.String()
 	if !strings.Contains(log, "payloads_redacted=1") || !strings.Contains(log, "operations=1") ||

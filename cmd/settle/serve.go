@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,10 +30,13 @@ type serveConfig struct {
 	dbURL, addr, contracts             string
 	consoleConfig                      string
 	demo, demoTarget, readOnly         bool
+	migrate                            bool
 	bodyLimit                          int64
 	noExecutor, noSweeper, noReconcile bool
 	noInbox, noAuditor, noNotifier     bool
 	lease                              time.Duration
+	leaderLease, auditInterval         time.Duration
+	replicaID                          string
 	workers                            int
 	metricsAddr                        string
 	limits                             web.ServerLimits
@@ -39,19 +44,30 @@ type serveConfig struct {
 	retention                          *ledger.RetentionPolicy
 	noRetention                        bool
 	maxDrillAge                        time.Duration
+	log                                logConfig
+	configFile                         string
+	flags                              *flag.FlagSet     // every setting, for settle config check
+	sources                            map[string]string // where each setting's value came from
 }
 
 const serveUsage = `usage: settle serve [flags]
 
-Migrates the store, then serves HTTP and runs the executor, sweeper,
-reconciler, webhook inbox processor, callback notifier and auditor.
+Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
+reconciler, webhook inbox processor, callback notifier and auditor. Replicas
+may share one database: the auditor runs on one replica at a time, under a
+leader lease in the database; every other loop runs on all of them.
 `
 
 func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := withUsage(flag.NewFlagSet("settle serve", flag.ContinueOnError), serveUsage)
+	c.flags = fs
+	fs.StringVar(&c.configFile, "config", os.Getenv("SETTLE_CONFIG"),
+		"settings file, YAML, one key per flag spelled with _ (database_url: …, log_format: json); flags and environment variables override it (env SETTLE_CONFIG)")
 	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
 		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
+	fs.BoolVar(&c.migrate, "migrate", true,
+		"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
 	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
@@ -71,14 +87,33 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
 	fs.BoolVar(&c.noRetention, "no-retention", false, "do not apply the retention policy from this replica")
 	c.retention = retentionFlags(fs)
-	httpFlags(fs, &c.limits)
-	apiFlags(fs, &c.api)
 	c.maxDrillAge = gonogo.DefaultMaxDrillAge
 	fs.Var(retentionDuration{&c.maxDrillAge}, "max-drill-age", "the console's go/no-go: a drill older than this no longer counts (e.g. 90d)")
+	fs.DurationVar(&c.leaderLease, "leader-lease", 30*time.Second,
+		"lease of a cluster-wide duty (the auditor's walk): how long it stands still after its replica dies; renewed every third of it")
+	fs.DurationVar(&c.auditInterval, "audit-interval", 10*time.Second, "pause between steps of the auditor's walk over each target")
+	fs.StringVar(&c.replicaID, "replica-id", os.Getenv("SETTLE_REPLICA_ID"),
+		"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM (env SETTLE_REPLICA_ID)")
+	httpFlags(fs, &c.limits)
+	apiFlags(fs, &c.api)
+	logFlags(fs, &c.log)
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return c, err
 	}
+	sources, err := applyConfigFile(fs, c.configFile, os.Getenv)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "settle serve: %s\n", line)
+		}
+		return c, errUsage
+	}
+	c.sources = sources
+	// A complaint about a value from the file names its line.
+	stderr = blame{stderr, sources}
 	if err := checkRetention("serve", c.retention, stderr); err != nil {
+		return c, err
+	}
+	if err := c.log.check(stderr); err != nil {
 		return c, err
 	}
 	if err := checkHTTPFlags(c.limits, stderr); err != nil {
@@ -99,6 +134,15 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	case c.workers <= 0:
 		fmt.Fprintf(stderr, "settle serve: --workers must be at least 1, got %d\n", c.workers)
 		return c, errUsage
+	case c.leaderLease < 3*time.Millisecond:
+		fmt.Fprintf(stderr, "settle serve: --leader-lease must be at least 3ms, got %s\n", c.leaderLease)
+		return c, errUsage
+	case c.auditInterval <= 0:
+		fmt.Fprintf(stderr, "settle serve: --audit-interval must be positive, got %s\n", c.auditInterval)
+		return c, errUsage
+	case len(c.replicaID) > 200:
+		fmt.Fprintf(stderr, "settle serve: --replica-id is at most 200 bytes\n")
+		return c, errUsage
 	}
 	return c, nil
 }
@@ -108,7 +152,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := cfg.log.logger(stderr)
+	// component names the part of settle a line comes from.
+	component := func(name string) *slog.Logger { return log.With("component", name) }
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -142,7 +188,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, desc, err := openStore(ctx, cfg.dbURL)
+	store, desc, err := openStoreWith(ctx, cfg.dbURL, cfg.migrate, func(msg string) { component("store").Warn(msg) })
 	if err != nil {
 		return err
 	}
@@ -150,7 +196,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	client := targetClient(credentials, store)
 	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
-		BodyLimit: cfg.bodyLimit, Logger: log, Metrics: reg, MetricsElsewhere: metricsLn != nil,
+		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
 		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge}
@@ -163,12 +209,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		webCfg.InsecureCookies = cfg.demo
 	}
 	e := web.New(webCfg)
-	limits, err := fitConns(cfg.limits, log)
+	limits, err := fitConns(cfg.limits, component("http"))
 	if err != nil {
 		return err
 	}
 	srv := web.NewHTTPServer(e, limits)
-	srv.SetErrorLog(log)
+	srv.SetErrorLog(component("http"))
 	srv.Register(reg, "main")
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -177,7 +223,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if metricsLn != nil {
 		limits.MaxConns = metricsConns
 		msrv := web.NewHTTPServer(web.Metrics(reg), limits)
-		msrv.SetErrorLog(log)
+		msrv.SetErrorLog(component("http"))
 		msrv.Register(reg, "metrics")
 		go func() { errc <- msrv.Serve(metricsLn) }()
 		servers = append(servers, msrv)
@@ -186,30 +232,38 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var loops []interface{ Run(context.Context) error }
 	if !cfg.noExecutor {
-		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: log,
+		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: component("executor"),
 			Workers: cfg.workers})
 	}
 	if !cfg.noSweeper {
-		loops = append(loops, &reconciler.Sweeper{Store: store, Log: log})
+		loops = append(loops, &reconciler.Sweeper{Store: store, Log: component("sweeper")})
 	}
 	if !cfg.noReconcile {
-		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: log,
+		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: component("reconciler"),
 			Lease: cfg.lease})
 	}
 	if !cfg.noInbox {
-		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: log, Metrics: reg})
+		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
 	}
 	if !cfg.noNotifier {
-		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: log, Metrics: reg})
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg})
 	}
+	// Work that must happen once per cluster runs under a leader lease, on
+	// one replica at a time; the loops above divide their work by claims
+	// and run everywhere. Daily digests join this list.
+	var duties []duty
 	if !cfg.noAuditor {
-		loops = append(loops, &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: log, Metrics: reg})
-	}
-	if console != nil {
-		loops = append(loops, sessionSweeper{console, log})
+		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: component("auditor"), Metrics: reg,
+			Interval: cfg.auditInterval}
+		duties = append(duties, duty{"auditor", a.Run})
 	}
 	if !cfg.noRetention && cfg.retention.Enabled() {
-		loops = append(loops, &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: log})
+		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: component("retention")}
+		duties = append(duties, duty{"retention", r.Run})
+	}
+	loops = append(loops, electors(duties, store, cfg, reg, component("leader"))...)
+	if console != nil {
+		loops = append(loops, sessionSweeper{console, log})
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup
@@ -232,7 +286,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// Stop taking requests first, then let the loops finish what they hold.
-	log.Info("shutting down")
+	component("serve").Info("shutting down")
 	stopDemo() // the playground's trickle uses the API, so it stops before the server
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -244,6 +298,43 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopWork()
 	work.Wait()
 	return serveErr
+}
+
+// duty is work done once per cluster, by the replica holding its lease.
+type duty struct {
+	name string
+	run  func(context.Context) error
+}
+
+// electors returns one reconciler.Elector per duty, all under this
+// replica's id, exporting settle_leader by duty.
+func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) []interface{ Run(context.Context) error } {
+	if len(duties) == 0 {
+		return nil
+	}
+	id := cfg.replicaID
+	if id == "" {
+		id = replicaID()
+	}
+	gauge := reconciler.NewLeaderGauge(reg)
+	var out []interface{ Run(context.Context) error }
+	for _, d := range duties {
+		out = append(out, &reconciler.Elector{Leases: leases, Duty: d.name, Holder: id, Work: d.run, Log: log,
+			Leading: gauge.WithLabelValues(d.name), TTL: cfg.leaderLease})
+	}
+	return out
+}
+
+// replicaID names this process in leader leases: the host, for people
+// reading the lease table, and the pid and a random suffix, so that two
+// processes on one host, or a restarted one, are never taken for each
+// other.
+func replicaID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "settle"
+	}
+	return fmt.Sprintf("%.150s-%d-%08x", host, os.Getpid(), rand.Uint32())
 }
 
 // loadContracts reads --contracts and, with --demo or --demo-target, adds

@@ -48,7 +48,7 @@ func session(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return ledger.Errorf(ledger.EInvalid, "a subject looks like oidc:… or demo:…")
 	}
 
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

@@ -118,12 +118,29 @@ type store interface {
 	ledger.RetentionStore
 	ledger.TenantEraser
 	ledger.DrillStore
+	ledger.LeaderStore
 }
 
-// openStore opens and migrates the store that url names and describes it
-// for the start-up line (never with credentials). A database that cannot be
-// reached or opened is one plain sentence: where, and the cause.
-func openStore(ctx context.Context, url string) (store, string, error) {
+// openStore opens the store that url names for a command that reads and
+// writes the ledger: it never changes the schema, and refuses a database
+// whose schema is behind this settle (see ledger.Schema). A schema ahead of
+// it, migrated by a newer settle during a rolling upgrade, is used with a
+// warning on stderr.
+func openStore(ctx context.Context, url string, stderr io.Writer) (store, string, error) {
+	return openStoreWith(ctx, url, false, func(msg string) { fmt.Fprintf(stderr, "settle: warning: %s\n", msg) })
+}
+
+// openStoreWith opens the store that url names, applying the migrations
+// first when migrate is set (settle migrate, settle serve), and describes
+// it for the start-up line (never with credentials). A database that
+// cannot be reached or opened is one plain sentence: where, and the cause.
+// warn receives the sentence about a schema ahead of this settle.
+func openStoreWith(ctx context.Context, url string, migrate bool, warn func(string)) (store, string, error) {
+	var (
+		st     store
+		desc   string
+		schema func(context.Context) (ledger.Schema, error)
+	)
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		cfg, err := postgres.ParseConfig(url) // its errors never quote the URL
@@ -131,16 +148,19 @@ func openStore(ctx context.Context, url string) (store, string, error) {
 			return nil, "", err
 		}
 		cc := cfg.ConnConfig
-		desc := fmt.Sprintf("postgres %s:%d/%s", cc.Host, cc.Port, cc.Database)
+		desc = fmt.Sprintf("postgres %s:%d/%s", cc.Host, cc.Port, cc.Database)
 		pool, err := postgres.Open(ctx, url)
 		if err != nil {
 			return nil, "", err
 		}
-		if err := postgres.Migrate(ctx, pool); err != nil {
-			pool.Close()
-			return nil, "", err
+		if migrate {
+			if err := postgres.Migrate(ctx, pool); err != nil {
+				pool.Close()
+				return nil, "", err
+			}
 		}
-		return postgres.New(pool, nil), desc, nil
+		st = postgres.New(pool, nil)
+		schema = func(ctx context.Context) (ledger.Schema, error) { return postgres.Schema(ctx, pool) }
 	case url == "", strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
 		if path == "" {
@@ -149,13 +169,41 @@ func openStore(ctx context.Context, url string) (store, string, error) {
 		if why := sqlitePathProblem(path); why != "" {
 			return nil, "", fmt.Errorf("cannot open SQLite database %s: %s", path, why)
 		}
-		s, err := sqlite.Open(ctx, path, nil)
+		desc = "sqlite " + path
+		var (
+			s   *sqlite.Store
+			err error
+		)
+		if migrate {
+			s, err = sqlite.Open(ctx, path, nil)
+		} else {
+			// Connecting would create an empty file where a mistyped path
+			// points; only migrate and serve make a new database.
+			if _, serr := os.Stat(path); errors.Is(serr, os.ErrNotExist) {
+				return nil, "", fmt.Errorf("no SQLite database at %s; run settle migrate (or settle serve) to create it", path)
+			}
+			s, err = sqlite.Connect(ctx, path, nil)
+		}
 		if err != nil {
 			return nil, "", err
 		}
-		return s, "sqlite " + path, nil
+		st, schema = s, s.Schema
+	default:
+		return nil, "", fmt.Errorf("unsupported database URL: want postgres://… or sqlite:PATH")
 	}
-	return nil, "", fmt.Errorf("unsupported database URL: want postgres://… or sqlite:PATH")
+	sc, err := schema(ctx)
+	if err == nil {
+		err = sc.Check()
+	}
+	if err != nil {
+		st.Close()
+		return nil, "", err
+	}
+	if sc.Ahead() {
+		warn(fmt.Sprintf("the database schema is at %d, ahead of this settle (%d): a newer settle migrated it; "+
+			"running on it, as during a rolling upgrade, but upgrade this settle", sc.Database(), sc.Binary()))
+	}
+	return st, desc, nil
 }
 
 // sqlitePathProblem names what stops SQLite creating or opening path, in
@@ -188,7 +236,7 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	store, desc, err := openStore(ctx, *dbURL)
+	store, desc, err := openStoreWith(ctx, *dbURL, true, func(msg string) { fmt.Fprintf(stderr, "settle: warning: %s\n", msg) })
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func tenant(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func eraseTenant(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case !ledger.ValidTenant(*name):
 		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
-	st, _, err := openStore(ctx, *dbURL)
+	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

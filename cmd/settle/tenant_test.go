@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // tenantStores are the two stores the tenant tests run on.
 func tenantStores(t *testing.T) map[string]string {
 	return map[string]string{
-		"SQLite":   "sqlite:" + filepath.Join(t.TempDir(), "settle.db"),
+		"SQLite":   migratedSQLite(t, t.TempDir()),
 		"Postgres": schemaURL(t),
 	}
 }
@@ -24,7 +25,7 @@ func tenantStores(t *testing.T) map[string]string {
 // "kind object reason by", read from the store the CLI wrote.
 func paramActions(t *testing.T, db, tenant string) []string {
 	t.Helper()
-	st, _, err := openStore(context.Background(), db)
+	st, _, err := openStore(context.Background(), db, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestTenant_Guard(t *testing.T) {
 			if code, _, errOut := settleCmd(t, "tenant", "set", "--tenant", "acme", "--param", "account=acct_old", "--by", "ada", "--database-url", db); code != 0 {
 				t.Fatalf("set: %d %s", code, errOut)
 			}
-			st, _, err := openStore(context.Background(), db)
+			st, _, err := openStore(context.Background(), db, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

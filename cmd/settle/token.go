@@ -58,7 +58,7 @@ func token(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "settle token %s: --by is required (who acts)\n", args[0])
 		return errUsage
 	}
-	store, _, err := openStore(ctx, *dbURL)
+	store, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package ledgertest
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,37 @@ import (
 )
 
 func testCreate(t *testing.T, h Harness) {
+	// The creation event names the request that caused it, when the
+	// context carries a plain request id, and only then.
+	t.Run("RequestID", func(t *testing.T) {
+		f := setup(t, h)
+		for _, c := range []struct{ id, want string }{
+			{"req-7f3a-01", `{"request_id": "req-7f3a-01"}`},
+			{"", `{}`},
+			{"not plain\n", `{}`},
+		} {
+			ctx := f.ctx
+			if c.id != "" {
+				ctx = ledger.NewContextWithRequestID(ctx, c.id)
+			}
+			op, created, err := f.store.Create(ctx, f.newOp("acme"))
+			if err != nil || !created {
+				t.Fatalf("create: %v %v", created, err)
+			}
+			evs, err := f.store.Events(f.ctx, "acme", op.ID)
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("events: %+v %v", evs, err)
+			}
+			var got, want map[string]any
+			if err := json.Unmarshal(evs[0].Evidence, &got); err != nil {
+				t.Fatalf("evidence %s: %v", evs[0].Evidence, err)
+			}
+			_ = json.Unmarshal([]byte(c.want), &want)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("request id %q: creation evidence %s, want %s", c.id, evs[0].Evidence, c.want)
+			}
+		}
+	})
 	t.Run("New", func(t *testing.T) {
 		f := setup(t, h)
 		n := f.newOp("acme")

@@ -18,6 +18,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Sessions", func(t *testing.T) { RunSessions(t, h) })
 	t.Run("TenantParams", func(t *testing.T) { RunTenantParams(t, h) })
 	t.Run("Drills", func(t *testing.T) { RunDrills(t, h) })
+	t.Run("Leader", func(t *testing.T) { RunLeader(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("ResolutionKinds", func(t *testing.T) { testResolutionKinds(t, h) })
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, h) })

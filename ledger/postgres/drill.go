@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -83,7 +84,7 @@ func (s *Store) LatestDrill(ctx context.Context, target string) ([]ledger.DrillR
 // schema the connection works in, so that a deployment with its own
 // search_path is judged by its own tables.
 func (s *Store) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) {
-	f := ledger.SchemaFacts{Latest: migrations.Latest(migrations.Postgres)}
+	f := ledger.SchemaFacts{Latest: slices.Max(migrations.PostgresVersions())}
 	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).
 		Scan(&f.Version); err != nil {
 		return f, fmt.Errorf("schema facts: version: %w", err)

@@ -93,8 +93,8 @@ WITH ins AS (
 	ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
 	RETURNING *
 ), ev AS (
-	INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, at)
-	SELECT tenant_id, operation_id, 'PREPARED', 0, 'client', 'created', created_at FROM ins
+	INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, evidence, at)
+	SELECT tenant_id, operation_id, 'PREPARED', 0, 'client', 'created', $13::jsonb, created_at FROM ins
 )
 SELECT ` + cols + ` FROM ins`
 
@@ -131,7 +131,7 @@ type createTx struct{ q querier }
 func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
 	got, err := scanOperation(t.q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
 		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt,
-		op.RetryWindow.Microseconds()))
+		op.RetryWindow.Microseconds(), string(ledger.CreationEvidence(ctx))))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Operation{}, false, nil
 	}

@@ -84,7 +84,7 @@ func (s *Store) LatestDrill(ctx context.Context, target string) ([]ledger.DrillR
 
 // SchemaFacts implements ledger.DrillStore.
 func (s *Store) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) {
-	f := ledger.SchemaFacts{Latest: migrations.Latest(migrations.SQLite)}
+	f := ledger.SchemaFacts{Latest: slices.Max(migrations.SQLiteVersions())}
 	if err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).
 		Scan(&f.Version); err != nil {
 		return f, fmt.Errorf("schema facts: version: %w", err)

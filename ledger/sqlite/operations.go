@@ -141,7 +141,8 @@ func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	return got, true, appendEvents(ctx, t.tx, []event{{op: got, actor: "client", reason: "created"}})
+	return got, true, appendEvents(ctx, t.tx, []event{{op: got, actor: "client", reason: "created",
+		evidence: ledger.CreationEvidence(ctx)}})
 }
 
 func (t createTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {

@@ -35,6 +35,17 @@ var _ ledger.Store = (*Store)(nil)
 // embedded migrations and returns a Store whose clock is now (nil means
 // time.Now).
 func Open(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+	return open(ctx, path, now, true)
+}
+
+// Connect opens the SQLite file at path as Open does but leaves its schema
+// alone: check it with Schema. Commands other than settle migrate and
+// settle serve use it, so that only those change the schema.
+func Connect(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+	return open(ctx, path, now, false)
+}
+
+func open(ctx context.Context, path string, now func() time.Time, migrating bool) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -57,9 +68,11 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 		w.Close()
 		return nil, fmt.Errorf("sqlite: cannot open %s: %w", path, err)
 	}
-	if err := migrate(ctx, w); err != nil {
-		w.Close()
-		return nil, err
+	if migrating {
+		if err := migrate(ctx, w); err != nil {
+			w.Close()
+			return nil, err
+		}
 	}
 	r, err := sql.Open("sqlite", dsn("deferred"))
 	if err != nil {
@@ -109,6 +122,32 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// Schema reads which migrations the file has applied, from goose's table,
+// without changing anything. A file without the table has none applied.
+func (s *Store) Schema(ctx context.Context) (ledger.Schema, error) {
+	out := ledger.Schema{Known: migrations.SQLiteVersions()}
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT version_id FROM goose_db_version
+		WHERE is_applied AND version_id > 0 ORDER BY version_id`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return out, nil
+		}
+		return out, fmt.Errorf("read schema version: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return out, fmt.Errorf("read schema version: %w", err)
+		}
+		out.Applied = append(out.Applied, v)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("read schema version: %w", err)
+	}
+	return out, nil
 }
 
 // Ping implements ledger.Store.
