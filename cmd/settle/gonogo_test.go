@@ -18,7 +18,7 @@ import (
 func TestGonogo_FreshContractFailsUntilDrilled(t *testing.T) {
 	t.Parallel()
 	for name, db := range map[string]func(t *testing.T, dir string) string{
-		"SQLite":   func(t *testing.T, dir string) string { return "sqlite:" + filepath.Join(dir, "settle.db") },
+		"SQLite":   migratedSQLite,
 		"Postgres": func(t *testing.T, _ string) string { return schemaURL(t) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestGonogo_Usage(t *testing.T) {
 		{[]string{"gonogo"}, "--contracts (or SETTLE_CONTRACTS) is required"},
 		{[]string{"gonogo", "--contracts", contracts, "--format", "xml"}, "--format must be text or json"},
 		{[]string{"gonogo", "--contracts", contracts, "--target", "nope"}, `no target "nope"`},
-		{[]string{"gonogo", "--contracts", contracts, "--max-drill-age", "soon"}, "not a duration"},
+		{[]string{"gonogo", "--contracts", contracts, "--max-drill-age", "soon"}, "want a whole number of days such as 30d"},
 		{[]string{"drill", "--contracts", contracts}, "--target is required"},
 		{[]string{"drill", "--contracts", contracts, "--target", "nope"}, `no target "nope"`},
 	} {
