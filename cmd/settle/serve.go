@@ -55,9 +55,9 @@ type serveConfig struct {
 const serveUsage = `usage: settle serve [flags]
 
 Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
-reconciler, webhook inbox processor, callback notifier and auditor. Replicas
-may share one database: the auditor runs on one replica at a time, under a
-leader lease in the database; every other loop runs on all of them.
+reconciler, webhook inbox processor, callback and escalation notifiers, auditor and daily
+digest. Replicas may share one database: the auditor, the digest and retention run on one
+replica at a time, under a leader lease in the database; every other loop runs on all of them.
 `
 
 func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
