@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -216,9 +217,14 @@ func (d *Digest) overdue(ctx context.Context, tgt string, state ledger.State, ke
 				continue
 			}
 			it := DigestItem{Target: op.Target, Tenant: op.Tenant, OperationID: op.ID, IntentRef: op.IntentRef,
-				State: string(op.State), Since: op.UpdatedAt.UTC(), Deadline: op.Deadline}
+				State: string(op.State), Since: op.UpdatedAt.UTC()}
+			if op.Deadline != nil {
+				dl := op.Deadline.UTC()
+				it.Deadline = &dl
+			}
 			if d.ConsoleURL != "" {
-				it.ConsoleURL = strings.TrimRight(d.ConsoleURL, "/") + "/operations/" + op.Tenant + "/" + op.ID
+				it.ConsoleURL = strings.TrimRight(d.ConsoleURL, "/") + "/operations/" + url.PathEscape(op.Tenant) +
+					"/" + url.PathEscape(op.ID)
 			}
 			out = append(out, it)
 		}

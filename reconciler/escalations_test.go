@@ -258,7 +258,7 @@ func TestDigest_OncePerDay(t *testing.T) {
 		var logs syncBuffer
 		digest := func(s ledger.Store) *reconciler.Digest {
 			return &reconciler.Digest{Store: s, Digests: s.(ledger.EscalationStore), Contracts: r.set,
-				Secrets: teamSecrets(rc.secret), Log: slog.New(slog.NewTextHandler(&logs, nil)),
+				Secrets: teamSecrets(rc.secret), Log: slog.New(slog.NewTextHandler(&logs, nil)), ConsoleURL: "https://settle.example/",
 				Now: func() time.Time { return clock }, Overdue: 24 * time.Hour, SendAt: 8 * time.Hour}
 		}
 		a, b := digest(r.store), digest(h.Sibling(t, r.store, time.Now))
@@ -303,7 +303,8 @@ func TestDigest_OncePerDay(t *testing.T) {
 		}
 		if m.Escalated != 2 || len(m.OldestItems) != 3 || m.OldestItems[0].OperationID != esc.ID ||
 			m.OldestItems[0].State != "ESCALATED" || m.OldestItems[2].OperationID != unk.ID ||
-			m.OldestItems[2].State != "UNKNOWN" {
+			m.OldestItems[2].State != "UNKNOWN" || m.OldestItems[2].Deadline == nil || !m.OldestItems[2].Deadline.Equal(*unk.Deadline) ||
+			m.OldestItems[0].ConsoleURL != "https://settle.example/operations/acme/"+esc.ID {
 			t.Fatalf("digest items %+v", m)
 		}
 		for _, leak := range []string{"amount", "700", "900", "payload"} {
