@@ -91,7 +91,7 @@ func UnmarshalCounts(b []byte) (RetentionCounts, error) {
 		n    *int
 	}{
 		{"payloads_redacted", &c.PayloadsRedacted}, {"operations", &c.Operations}, {"events", &c.Events},
-		{"notifications", &c.Notifications}, {"findings", &c.Findings}, {"resolutions", &c.Resolutions},
+		{"notifications", &c.Notifications}, {"escalation_notices", &c.EscalationNotices}, {"findings", &c.Findings}, {"resolutions", &c.Resolutions},
 		{"conflicts", &c.Conflicts}, {"quarantine", &c.Quarantine}, {"deliveries", &c.Deliveries},
 		{"tokens", &c.Tokens}, {"callbacks", &c.Callbacks}, {"params", &c.Params},
 		{"actions", &c.Actions}, {"rollups", &c.Rollups},

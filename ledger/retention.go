@@ -115,15 +115,16 @@ type RetentionCutoffs struct {
 // RetentionCounts counts what a retention pass or a tenant's erasure
 // removed, or, in a dry run, would remove, per kind.
 type RetentionCounts struct {
-	PayloadsRedacted int // final operations whose payload was redacted
-	Operations       int
-	Events           int
-	Notifications    int // callback notifications (callback_outbox)
-	Findings         int // audit findings
-	Resolutions      int // manual-resolution proposals
-	Conflicts        int // recorded payload conflicts
-	Quarantine       int // quarantine items
-	Deliveries       int // webhook deliveries (inbox)
+	PayloadsRedacted  int // final operations whose payload was redacted
+	Operations        int
+	Events            int
+	Notifications     int // callback notifications (callback_outbox)
+	EscalationNotices int // notices to owning teams (escalation_outbox)
+	Findings          int // audit findings
+	Resolutions       int // manual-resolution proposals
+	Conflicts         int // recorded payload conflicts
+	Quarantine        int // quarantine items
+	Deliveries        int // webhook deliveries (inbox)
 	// Only a tenant's erasure removes these.
 	Tokens    int // API tokens (hashes)
 	Callbacks int // the callback endpoint and its secret
@@ -138,6 +139,7 @@ func (c *RetentionCounts) Add(o RetentionCounts) {
 	c.Operations += o.Operations
 	c.Events += o.Events
 	c.Notifications += o.Notifications
+	c.EscalationNotices += o.EscalationNotices
 	c.Findings += o.Findings
 	c.Resolutions += o.Resolutions
 	c.Conflicts += o.Conflicts
@@ -163,6 +165,7 @@ func (c RetentionCounts) Kinds() []RetentionKind {
 		{"operations", c.Operations},
 		{"events", c.Events},
 		{"notifications", c.Notifications},
+		{"escalation_notices", c.EscalationNotices},
 		{"findings", c.Findings},
 		{"resolutions", c.Resolutions},
 		{"conflicts", c.Conflicts},

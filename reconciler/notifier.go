@@ -175,13 +175,19 @@ func (n *Notifier) deliver(ctx context.Context, nt ledger.Notification) {
 // backoff is the delay after the given number of attempts: MinBackoff
 // doubling per attempt, jittered, never above MaxBackoff.
 func (n *Notifier) backoff(attempts int) time.Duration {
-	b := &backoff.ExponentialBackOff{InitialInterval: n.MinBackoff, RandomizationFactor: 0.25,
-		Multiplier: 2, MaxInterval: n.MaxBackoff}
+	return retryDelay(n.MinBackoff, n.MaxBackoff, attempts)
+}
+
+// retryDelay is the delay after the given number of attempts: lo doubling
+// per attempt, jittered, never above hi. The escalation notifier shares it.
+func retryDelay(lo, hi time.Duration, attempts int) time.Duration {
+	b := &backoff.ExponentialBackOff{InitialInterval: lo, RandomizationFactor: 0.25,
+		Multiplier: 2, MaxInterval: hi}
 	d := b.NextBackOff()
 	for i := 1; i < min(attempts, 64); i++ { // past the cap the interval stays put
 		d = b.NextBackOff()
 	}
-	return min(d, n.MaxBackoff)
+	return min(d, hi)
 }
 
 // post sends one notification and returns the endpoint's status; err is

@@ -97,7 +97,26 @@ type Contract struct {
 type Owner struct {
 	Team              string
 	EscalationContact string
+	// Notify, when set, is where the team is told of each escalation of
+	// an operation on this target, and of the daily digest of overdue
+	// ones (reconciler.EscalationNotifier, reconciler.Digest).
+	Notify *Notify
 }
+
+// Notify is an owning team's notification endpoint.
+type Notify struct {
+	URL string // absolute http(s) URL; it may carry a token, so it is never logged
+	// SecretEnv names the environment variable holding the HMAC-SHA256
+	// key of the Settle-Signature header, read at start-up by ReadSecrets.
+	SecretEnv string
+	Format    string // NotifySettle or NotifySlack
+}
+
+// The notification body formats.
+const (
+	NotifySettle = "settle" // settle's own JSON body
+	NotifySlack  = "slack"  // a Slack incoming-webhook body: {"text", "blocks"}
+)
 
 // Documentation is where the contract's facts come from (go/no-go control 1).
 type Documentation struct {

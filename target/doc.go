@@ -18,6 +18,10 @@
 //	    owner:                             # required
 //	      team: Payments team              # required; shown to support ("Under review by …")
 //	      escalation_contact: payments-oncall@example.com  # required
+//	      notify:                          # optional: escalation notices and the daily digest
+//	        url: https://hooks.example/x   # required; absolute http(s) URL, never logged
+//	        secret_env: PAYMENTS_NOTIFY_SECRET  # required; the variable's name; the key (≥ 32 bytes) is read at start-up
+//	        format: settle                 # settle (default) or slack
 //	    documentation:                     # required (control 1)
 //	      url: https://vendor.example/docs # required; absolute http(s) URL
 //	      checked: 2026-11-01              # required; date someone last checked it

@@ -56,6 +56,15 @@ func TestParse_Errors(t *testing.T) {
 		{"owner missing", edit("", "owner"), []string{"c.yaml:2: targets[0].owner: required"}},
 		{"owner contact missing", replace("owner: {team: T, escalation_contact: t@example.com}", "owner: {team: T}", ""), []string{
 			"c.yaml:3: targets[0].owner.escalation_contact: required"}},
+		{"owner notify wrong", replace("owner: {team: T, escalation_contact: t@example.com}",
+			`owner: {team: T, escalation_contact: t@example.com, notify: {url: "ftp://x", secret_env: "whsec_abc", format: teams, to: x}}`, ""), []string{
+			"c.yaml:3: targets[0].owner.notify.to: unknown field (allowed here: url, secret_env, format)",
+			"c.yaml:3: targets[0].owner.notify.url: must be an absolute http or https URL without user info",
+			`c.yaml:3: targets[0].owner.notify.format: "teams" is not one of settle, slack`,
+			"c.yaml:3: targets[0].owner.notify.secret_env: must name an environment variable (A-Z, 0-9, _), never hold the secret itself"}},
+		{"owner notify secret_env missing", replace("owner: {team: T, escalation_contact: t@example.com}",
+			`owner: {team: T, escalation_contact: t@example.com, notify: {url: "https://hooks.example.com/x"}}`, ""), []string{
+			"c.yaml:3: targets[0].owner.notify.secret_env: required"}},
 		{"owner team empty", replace("owner: {team: T,", `owner: {team: " ",`, ""), []string{
 			"c.yaml:3: targets[0].owner.team: is empty; give a value or remove the field"}},
 		{"documentation missing", edit("", "documentation"), []string{"c.yaml:2: targets[0].documentation: required"}},

@@ -44,8 +44,22 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 	if c.Name != "" && !nameRe.MatchString(c.Name) {
 		o.fail("name", "%q is not a valid name (1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit)", c.Name)
 	}
-	if ow := o.need("owner", "team", "escalation_contact"); ow != nil {
+	if ow := o.need("owner", "team", "escalation_contact", "notify"); ow != nil {
 		c.Owner = Owner{Team: ow.str("team", true), EscalationContact: ow.str("escalation_contact", true)}
+		if nt := ow.child("notify", "url", "secret_env", "format"); nt != nil {
+			c.Owner.Notify = &Notify{URL: nt.url("url", true),
+				Format: nt.oneOf("format", NotifySettle, NotifySettle, NotifySlack)}
+			if u, err := url.Parse(c.Owner.Notify.URL); err == nil && u.Fragment != "" {
+				nt.fail("url", "must not have a #fragment")
+			}
+			// As for webhooks, the value is never echoed: it may be the
+			// secret itself, pasted in the wrong place.
+			if s := nt.str("secret_env", true); s != "" && !envRe.MatchString(s) {
+				nt.fail("secret_env", "must name an environment variable (A-Z, 0-9, _), never hold the secret itself")
+			} else {
+				c.Owner.Notify.SecretEnv = s
+			}
+		}
 	}
 	if doc := o.need("documentation", "url", "checked"); doc != nil {
 		c.Documentation = Documentation{URL: doc.url("url", true), Checked: doc.date("checked")}

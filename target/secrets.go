@@ -8,16 +8,19 @@ import (
 )
 
 // Secrets holds the credentials of the targets whose contracts have an
-// auth block, read once at start-up by ReadSecrets. Its values never leave
+// auth block, and the signing keys of owner notifications (owner.notify),
+// read once at start-up by ReadSecrets. Its values never leave
 // it except into the credential header of a request: it formats as
 // redacted with every fmt verb, marshals to JSON as redacted and logs
 // (slog) as redacted, so that printing a configuration cannot leak one.
 // The zero value and nil hold none.
 type Secrets struct {
 	byTarget map[string]string
+	notify   map[string][]byte // target → owner notification signing key
 }
 
-// ReadSecrets reads the secret of every contract with an auth block from
+// ReadSecrets reads the secret of every contract with an auth block, and
+// the signing key (at least 32 bytes) of every owner.notify block, from
 // the environment variable the contract names, through getenv (os.Getenv in
 // production). A missing or unusable secret stops start-up, as a missing
 // webhook secret does, rather than leaving a target every send to which
@@ -27,12 +30,20 @@ func ReadSecrets(set *Set, getenv func(string) string) (*Secrets, error) {
 	if getenv == nil {
 		return nil, errors.New("target: ReadSecrets needs a getenv function")
 	}
-	s := &Secrets{byTarget: map[string]string{}}
+	s := &Secrets{byTarget: map[string]string{}, notify: map[string][]byte{}}
 	if set == nil {
 		return s, nil
 	}
 	for _, name := range set.names {
 		c := set.byName[name]
+		if c.Owner.Notify != nil {
+			env := c.Owner.Notify.SecretEnv
+			v := getenv(env)
+			if len(strings.TrimSpace(v)) < 32 {
+				return nil, fmt.Errorf("target %s: owner notify secret environment variable %s is not set or shorter than 32 bytes", name, env)
+			}
+			s.notify[name] = []byte(v)
+		}
 		if c.Auth == nil {
 			continue
 		}
@@ -58,6 +69,15 @@ func (s *Secrets) secret(target string) string {
 		return ""
 	}
 	return s.byTarget[target]
+}
+
+// NotifySecret returns the key that signs the target's owner
+// notifications, or nil when none was loaded.
+func (s *Secrets) NotifySecret(target string) []byte {
+	if s == nil {
+		return nil
+	}
+	return s.notify[target]
 }
 
 // redacted is what a Secrets prints as.

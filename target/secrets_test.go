@@ -41,6 +41,43 @@ func TestReadSecrets(t *testing.T) {
 	if _, err := ReadSecrets(set, nil); err == nil {
 		t.Error("nil getenv: no error")
 	}
+}
+
+// An owner.notify signing key is required at start-up, at least 32 bytes,
+// and never quoted.
+func TestReadSecrets_OwnerNotify(t *testing.T) {
+	t.Parallel()
+	yaml := strings.Replace(base, "owner: {team: T, escalation_contact: t@example.com}",
+		"owner: {team: T, escalation_contact: t@example.com, notify: {url: \"https://hooks.example.com/x\", secret_env: T1_NOTIFY, format: slack}}", 1)
+	set, err := Parse("c.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := set.Get("t1")
+	if n := c.Owner.Notify; n == nil || n.URL != "https://hooks.example.com/x" || n.SecretEnv != "T1_NOTIFY" || n.Format != NotifySlack {
+		t.Fatalf("notify %+v", c.Owner.Notify)
+	}
+	const short = "too-short-secret"
+	s, err := ReadSecrets(set, func(k string) string { return map[string]string{"T1_NOTIFY": short}[k] })
+	want := "target t1: owner notify secret environment variable T1_NOTIFY is not set or shorter than 32 bytes"
+	if s != nil || err == nil || err.Error() != want || strings.Contains(err.Error(), short) {
+		t.Fatalf("ReadSecrets = %v, %v; want %q", s, err, want)
+	}
+	const key = "0123456789abcdef0123456789abcdef-team"
+	s, err = ReadSecrets(set, func(k string) string { return map[string]string{"T1_NOTIFY": key}[k] })
+	if err != nil || string(s.NotifySecret("t1")) != key || s.NotifySecret("t2") != nil {
+		t.Fatalf("ReadSecrets = %v, %v", s, err)
+	}
+	if strings.Contains(fmt.Sprintf("%v %+v %#v", s, s, *s), key) {
+		t.Fatal("Secrets prints the notify key")
+	}
+	var unset *Secrets
+	if unset.NotifySecret("t1") != nil {
+		t.Fatal("nil Secrets has a key")
+	}
+	if _, err := ReadSecrets(set, nil); err == nil {
+		t.Error("nil getenv: no error")
+	}
 	// A contract without auth needs no variable.
 	none, err := ReadSecrets(mustParse(t, base), func(string) string { return "" })
 	if err != nil || none.secret("t1") != "" {

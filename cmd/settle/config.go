@@ -323,6 +323,7 @@ func configCmd(args []string, stdout, stderr io.Writer) error {
 			c, _ := set.Get(name)
 			for _, s := range []struct{ what, env string }{
 				{"webhook secret", webhookEnv(c)}, {"credential", authEnv(c)},
+				{"owner notify secret", notifyEnv(c)},
 			} {
 				if s.env == "" {
 					continue
@@ -354,6 +355,13 @@ func webhookEnv(c *target.Contract) string {
 		return ""
 	}
 	return c.Webhook.SecretEnv
+}
+
+func notifyEnv(c *target.Contract) string {
+	if c.Owner.Notify == nil {
+		return ""
+	}
+	return c.Owner.Notify.SecretEnv
 }
 
 func authEnv(c *target.Contract) string {

@@ -49,7 +49,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		db := sqliteDB(t, dir)
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		off := startServer(t, dir, nil, append(args, "--no-executor")...)
-		wantLoops(t, off, 5)
+		wantLoops(t, off, 7)
 		token := newToken(t, db)
 		status, op := apiCall(t, http.MethodPost, off.URL+"/api/v1/operations", token, chargeBody)
 		if status != http.StatusCreated {
@@ -61,7 +61,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 				got.State, idle, simObjects(t, simBase, op.RemoteKey))
 		}
 		on := startServer(t, dir, nil, args...)
-		wantLoops(t, on, 6)
+		wantLoops(t, on, 8)
 		waitState(t, on.URL, token, op.ID, "SUCCEEDED", 20*time.Second)
 		if n := simObjects(t, simBase, op.RemoteKey); n != 1 {
 			t.Fatalf("%d remote objects, want 1", n)
@@ -78,7 +78,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		id := expiredInFlight(t, strings.TrimPrefix(db, "sqlite:"))
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		off := startServer(t, dir, nil, append(args, "--no-sweeper")...)
-		wantLoops(t, off, 5)
+		wantLoops(t, off, 7)
 		time.Sleep(idle)
 		if _, got := apiCall(t, http.MethodGet, off.URL+"/api/v1/operations/"+id, token, ""); got.State != "IN_FLIGHT" {
 			t.Fatalf("with --no-sweeper an expired lease became %s", got.State)
@@ -97,7 +97,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		db := sqliteDB(t, dir)
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		off := startServer(t, dir, nil, append(args, "--no-reconciler")...)
-		wantLoops(t, off, 5)
+		wantLoops(t, off, 7)
 		token := newToken(t, db)
 		_, op := apiCall(t, http.MethodPost, off.URL+"/api/v1/operations", token, chargeBody)
 		waitState(t, off.URL, token, op.ID, "UNKNOWN", 20*time.Second)
@@ -117,7 +117,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		dir := t.TempDir()
 		db := sqliteDB(t, dir)
 		off := startServer(t, dir, nil, "--database-url", db, "--demo-target", "--no-inbox")
-		wantLoops(t, off, 5)
+		wantLoops(t, off, 7)
 		token := newToken(t, db)
 		_, op := apiCall(t, http.MethodPost, off.URL+"/api/v1/operations", token,
 			`{"target":"demo","operation_type":"charge","intent_ref":"inbox-1","payload":{"amount":1200,"currency":"EUR"}}`)
@@ -152,7 +152,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 			t.Fatalf("callback set: %v: %s", err, out)
 		}
 		off := startServer(t, dir, nil, "--database-url", db, "--demo-target", "--no-notifier")
-		wantLoops(t, off, 5)
+		wantLoops(t, off, 5) // callbacks, escalation notices and the digest are all off
 		token := newToken(t, db)
 		_, op := apiCall(t, http.MethodPost, off.URL+"/api/v1/operations", token,
 			`{"target":"demo","operation_type":"charge","intent_ref":"notify-1","payload":{"amount":1200,"currency":"EUR"}}`)
@@ -175,7 +175,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		db := sqliteDB(t, dir)
 		args := []string{"--database-url", db, "--contracts", contracts, "--lease", "10s"}
 		first := startServer(t, dir, nil, append(args, "--no-auditor")...)
-		wantLoops(t, first, 5)
+		wantLoops(t, first, 7)
 		token := newToken(t, db)
 		_, op := apiCall(t, http.MethodPost, first.URL+"/api/v1/operations", token, chargeBody)
 		waitState(t, first.URL, token, op.ID, "SUCCEEDED", 20*time.Second)

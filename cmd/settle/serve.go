@@ -44,6 +44,8 @@ type serveConfig struct {
 	retention                          *ledger.RetentionPolicy
 	noRetention                        bool
 	maxDrillAge                        time.Duration
+	consoleURL                         string
+	digestAt, digestOverdue            time.Duration
 	log                                logConfig
 	configFile                         string
 	flags                              *flag.FlagSet     // every setting, for settle config check
@@ -53,9 +55,9 @@ type serveConfig struct {
 const serveUsage = `usage: settle serve [flags]
 
 Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
-reconciler, webhook inbox processor, callback notifier and auditor. Replicas
-may share one database: the auditor runs on one replica at a time, under a
-leader lease in the database; every other loop runs on all of them.
+reconciler, webhook inbox processor, callback and escalation notifiers, auditor and daily
+digest. Replicas may share one database: the auditor, the digest and retention run on one
+replica at a time, under a leader lease in the database; every other loop runs on all of them.
 `
 
 func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
@@ -81,7 +83,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
 	fs.BoolVar(&c.noReconcile, "no-reconciler", false, "do not reconcile UNKNOWN operations from this replica")
 	fs.BoolVar(&c.noInbox, "no-inbox", false, "do not process received webhook deliveries from this replica")
-	fs.BoolVar(&c.noNotifier, "no-notifier", false, "do not deliver client callbacks from this replica")
+	fs.BoolVar(&c.noNotifier, "no-notifier", false, "do not deliver client callbacks, escalation notices or daily digests from this replica")
 	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
 	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)")
 	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
@@ -94,6 +96,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.auditInterval, "audit-interval", 10*time.Second, "pause between steps of the auditor's walk over each target")
 	fs.StringVar(&c.replicaID, "replica-id", os.Getenv("SETTLE_REPLICA_ID"),
 		"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM (env SETTLE_REPLICA_ID)")
+	fs.StringVar(&c.consoleURL, "console-url", os.Getenv("SETTLE_CONSOLE_URL"),
+		"the console's public base URL, for the links in escalation notices and digests to owning teams; empty: no links (env SETTLE_CONSOLE_URL)")
+	fs.DurationVar(&c.digestAt, "digest-at", 8*time.Hour, "time of day (UTC, as a duration after midnight) from which the daily digest of overdue operations is sent to owning teams")
+	fs.DurationVar(&c.digestOverdue, "digest-overdue", 24*time.Hour, "an operation ESCALATED for longer than this is listed in the daily digest")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
 	logFlags(fs, &c.log)
@@ -247,10 +253,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !cfg.noNotifier {
 		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg})
+		// Owning teams (owner.notify) hear of every escalation.
+		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
+			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations")})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims
-	// and run everywhere. Daily digests join this list.
+	// and run everywhere. The daily digest of overdue operations is one.
 	var duties []duty
 	if !cfg.noAuditor {
 		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: component("auditor"), Metrics: reg,
@@ -260,6 +269,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !cfg.noRetention && cfg.retention.Enabled() {
 		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: component("retention")}
 		duties = append(duties, duty{"retention", r.Run})
+	}
+	if !cfg.noNotifier && contracts != nil {
+		g := &reconciler.Digest{Store: store, Digests: store, Contracts: contracts, Secrets: credentials,
+			ConsoleURL: cfg.consoleURL, Log: component("digest"), SendAt: cfg.digestAt, Overdue: cfg.digestOverdue}
+		duties = append(duties, duty{"digest", g.Run})
 	}
 	loops = append(loops, electors(duties, store, cfg, reg, component("leader"))...)
 	if console != nil {

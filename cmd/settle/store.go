@@ -107,6 +107,7 @@ type store interface {
 	ledger.InboxStore
 	ledger.AuditStore
 	ledger.CallbackStore
+	ledger.EscalationStore
 	ledger.ResolutionStore
 	ledger.FigureStore
 	ledger.SessionStore

@@ -15,6 +15,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Audit", func(t *testing.T) { RunAudit(t, h) })
 	t.Run("Review", func(t *testing.T) { RunReview(t, h) })
 	t.Run("Callbacks", func(t *testing.T) { RunCallbacks(t, h) })
+	t.Run("Escalations", func(t *testing.T) { RunEscalations(t, h) })
 	t.Run("Sessions", func(t *testing.T) { RunSessions(t, h) })
 	t.Run("TenantParams", func(t *testing.T) { RunTenantParams(t, h) })
 	t.Run("Drills", func(t *testing.T) { RunDrills(t, h) })

@@ -18,7 +18,9 @@ var _ ledger.CallbackStore = (*Store)(nil)
 // notification for each row of u that reached a state the tenant is told
 // about, when the tenant has a callback. Being part of that statement is the
 // point: the transition and its notification commit, or fail, together.
-// ON CONFLICT keeps it to one notification per state reached. The
+// ON CONFLICT keeps it to one notification per state reached. The esc
+// part queues the owning team's notice of every escalation, callback or
+// not (escalations.go). The
 // parameter named by param holds ledger.CallbackStates (see callbackStates).
 func callbackCTE(param string) string {
 	return `cb AS (
@@ -27,6 +29,11 @@ func callbackCTE(param string) string {
 	FROM u JOIN tenant_callbacks c ON c.tenant_id = u.tenant_id
 	WHERE u.state = ANY(` + param + `::text[])
 	ON CONFLICT (tenant_id, operation_id, state) DO NOTHING
+), esc AS (
+	INSERT INTO escalation_outbox (tenant_id, operation_id, fence_token, created_at, next_attempt_at)
+	SELECT u.tenant_id, u.operation_id::uuid, u.fence_token, u.updated_at, u.updated_at
+	FROM u WHERE u.state = 'ESCALATED'
+	ON CONFLICT (tenant_id, operation_id, fence_token) DO NOTHING
 )`
 }
 

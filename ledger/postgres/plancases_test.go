@@ -439,6 +439,34 @@ var planCases = []planCase{
 			_, err := f.s.Notifications(ctx, f.settled.Tenant, f.settled.ID)
 			return err
 		}},
+	// Escalation notices: a queue that holds the escalations not yet
+	// delivered, a handful; the load leaves it empty, so the marks meet
+	// an unknown id (ENotFound), which still runs their statements.
+	{name: "ClaimEscalationNotices", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ClaimEscalationNotices(ctx, 100, time.Minute)
+		return err
+	}},
+	{name: "MarkEscalationNoticeDelivered", run: func(ctx context.Context, f *planFixture) error {
+		return notFound(f.s.MarkEscalationNoticeDelivered(ctx, -1, 200, f.now))
+	}},
+	{name: "MarkEscalationNoticeFailed", run: func(ctx context.Context, f *planFixture) error {
+		return notFound(f.s.MarkEscalationNoticeFailed(ctx, -1, 503, "unavailable", f.now.Add(time.Minute)))
+	}},
+	{name: "EscalationNotices", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.EscalationNotices(ctx, f.settled.Tenant, f.settled.ID)
+		return err
+	}},
+	// One row per team and day.
+	{name: "RecordDigest", run: func(ctx context.Context, f *planFixture) error {
+		return f.s.RecordDigest(ctx, "Payments team", "2026-12-01", f.now)
+	}},
+	{name: "DigestSent", want: []string{"escalation_digests_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		sent, err := f.s.DigestSent(ctx, "Payments team", "2026-12-01")
+		if err == nil && !sent {
+			err = fmt.Errorf("the recorded digest is not seen")
+		}
+		return err
+	}},
 	{name: "Receive/New", run: func(ctx context.Context, f *planFixture) error {
 		_, dup, err := f.s.Receive(ctx, "payments", []byte(`{"id":"evt-plan"}`))
 		if err == nil && dup {
@@ -719,6 +747,17 @@ func planSession(now time.Time) ledger.Session {
 	h := sha256.Sum256([]byte("plan-session"))
 	return ledger.Session{IDHash: h[:], Subject: "oidc:plan", Name: "Plan", CreatedAt: now, LastSeenAt: now,
 		IdleExpiresAt: now.Add(time.Hour), ExpiresAt: now.Add(12 * time.Hour)}
+}
+
+// notFound turns the expected ENotFound into success.
+func notFound(err error) error {
+	if ledger.ErrorCode(err) == ledger.ENotFound {
+		return nil
+	}
+	if err == nil {
+		return fmt.Errorf("an unknown id was found")
+	}
+	return err
 }
 
 // errNoFixture: an earlier case that should have made this one's rows failed.

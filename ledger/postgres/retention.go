@@ -132,7 +132,8 @@ func deleteOperations(ctx context.Context, tx pgx.Tx, tenants, ids []string) (le
 		table string
 		n     *int
 	}{
-		{"operation_events", &n.Events}, {"callback_outbox", &n.Notifications}, {"audit_findings", &n.Findings},
+		{"operation_events", &n.Events}, {"callback_outbox", &n.Notifications}, {"escalation_outbox", &n.EscalationNotices},
+		{"audit_findings", &n.Findings},
 		{"resolutions", &n.Resolutions}, {"payload_conflicts", &n.Conflicts}, {"operation_ledger", &n.Operations},
 	}
 	b := &pgx.Batch{}
@@ -264,6 +265,7 @@ func (s *Store) EraseTenant(ctx context.Context, tenant string, force bool) (led
 			// Rows of operations a forced erasure met half-written, and
 			// conflicts whose operation went earlier.
 			{`DELETE FROM callback_outbox WHERE tenant_id = $1`, &rest.Notifications},
+			{`DELETE FROM escalation_outbox WHERE tenant_id = $1`, &rest.EscalationNotices},
 			{`DELETE FROM audit_findings WHERE tenant_id = $1`, &rest.Findings},
 			{`DELETE FROM resolutions WHERE tenant_id = $1`, &rest.Resolutions},
 			{`DELETE FROM payload_conflicts WHERE tenant_id = $1`, &rest.Conflicts},

@@ -19,6 +19,17 @@ var _ ledger.CallbackStore = (*Store)(nil)
 // CONFLICT keeps it to one notification per state reached.
 func enqueueCallbacks(ctx context.Context, tx *sql.Tx, evs []event) error {
 	for _, e := range evs {
+		if e.op.State == ledger.Escalated {
+			// The owning team's notice (escalations.go), whether or not
+			// the tenant has a callback.
+			_, err := tx.ExecContext(ctx, `INSERT INTO escalation_outbox (tenant_id, operation_id,
+					fence_token, created_at, next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?4)
+				ON CONFLICT (tenant_id, operation_id, fence_token) DO NOTHING`,
+				e.op.Tenant, e.op.ID, e.op.Fence, micros(e.op.UpdatedAt))
+			if err != nil {
+				return fmt.Errorf("queue escalation notice: %w", err)
+			}
+		}
 		if !ledger.CallbackState(e.op.State) {
 			continue
 		}

@@ -1,0 +1,297 @@
+package reconciler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"settle/ledger"
+	"settle/target"
+)
+
+// Escalation notice events: the "event" of a settle-format body.
+const (
+	EscalationEvent = "operation.escalated"
+	DigestEvent     = "escalations.digest"
+)
+
+// NotifySecrets gives the signing key of a target's owner notifications
+// (*target.Secrets is one); nil means none is configured.
+type NotifySecrets interface {
+	NotifySecret(target string) []byte
+}
+
+// EscalationNotifier tells the team that owns a target (its contract's
+// owner.notify block) of every escalation of an operation on it. The store
+// queues one notice in the transaction that moves an operation to
+// ESCALATED, whatever the path (deadline, mismatch, NotSent, inconclusive
+// replay…); the notifier claims due notices, POSTs each to the owner's
+// endpoint signed like client callbacks (Settle-Signature: t=…,v1=…
+// HMAC-SHA256), and retries with jittered exponential backoff until a 2xx.
+// A notice of a target without owner.notify is marked done unsent. Claims
+// divide the work, so it is safe to run in every replica; delivery is at
+// least once and receivers deduplicate by Settle-Event-Id.
+type EscalationNotifier struct {
+	Store     ledger.Store
+	Notices   ledger.EscalationStore
+	Contracts Contracts
+	Secrets   NotifySecrets
+	// ConsoleURL is the console's base URL (no trailing slash), for the
+	// link in each notice; "" leaves the link out.
+	ConsoleURL string
+	Log        *slog.Logger
+	Now        func() time.Time // nil: time.Now
+	// Client posts the notices; nil means a 10s timeout. Redirects are
+	// never followed.
+	Client *http.Client
+
+	Batch      int           // notices claimed at once (default 20)
+	Tick       time.Duration // pause when nothing is due (default 1s)
+	Lease      time.Duration // claim lease; a POST is cut off at half of it (default 60s)
+	MinBackoff time.Duration // delay after the first failure (default 1s)
+	MaxBackoff time.Duration // longest delay between attempts (default 10m)
+
+	once   sync.Once
+	client *http.Client
+}
+
+func (n *EscalationNotifier) init() {
+	def(&n.Batch, 20)
+	def(&n.Tick, time.Second)
+	def(&n.Lease, 60*time.Second)
+	def(&n.MinBackoff, time.Second)
+	def(&n.MaxBackoff, 10*time.Minute)
+	if n.Now == nil {
+		n.Now = time.Now
+	}
+	n.client = noRedirects(n.Client)
+}
+
+// noRedirects copies c (nil: a 10s timeout) so that it never follows a
+// redirect: the configured URL is the only place a signed body goes.
+func noRedirects(c *http.Client) *http.Client {
+	out := http.Client{Timeout: 10 * time.Second}
+	if c != nil {
+		out = *c
+	}
+	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &out
+}
+
+// Run delivers notices until ctx is cancelled, one at a time: escalations
+// are rare, and a slow endpoint should not be hit in parallel.
+func (n *EscalationNotifier) Run(ctx context.Context) error {
+	n.once.Do(n.init)
+	p := newPause(n.Tick)
+	for ctx.Err() == nil {
+		batch, err := n.Notices.ClaimEscalationNotices(ctx, n.Batch, n.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				n.Log.Error("claim failed", "err", err)
+			}
+			p.fail(ctx)
+			continue
+		}
+		p.ok()
+		for _, nt := range batch {
+			if ctx.Err() != nil {
+				break // the rest fall due again when their lease runs out
+			}
+			n.deliver(ctx, nt)
+		}
+		if len(batch) < n.Batch {
+			p.idle(ctx)
+		}
+	}
+	return nil
+}
+
+// errNoEndpoint marks a notice whose target's owner has no notify block.
+var errNoEndpoint = errors.New("no owner notify endpoint")
+
+// deliver makes one attempt and records its result; like callbacks, a POST
+// in progress is bounded by half the lease, not by shutdown.
+func (n *EscalationNotifier) deliver(ctx context.Context, nt ledger.Notification) {
+	pctx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), n.Lease/2)
+	status, err := n.post(pctx, nt)
+	cancelPost()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	log := n.Log.With("notice_id", nt.ID, "tenant", nt.Tenant, "operation_id", nt.OperationID, "attempt", nt.Attempts)
+	if err == nil || errors.Is(err, errNoEndpoint) {
+		if err := n.Notices.MarkEscalationNoticeDelivered(rctx, nt.ID, status, n.Now()); err != nil {
+			log.Error("delivered, but not recorded; it will be delivered again", "err", err)
+			return
+		}
+		if err != nil {
+			log.Info("escalation not notified: the target's owner has no notify endpoint")
+			return
+		}
+		log.Info("escalation notified", "status", status)
+		return
+	}
+	next := n.Now().Add(retryDelay(n.MinBackoff, n.MaxBackoff, nt.Attempts))
+	if err := n.Notices.MarkEscalationNoticeFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
+		log.Error("failure not recorded; retried when the claim expires", "err", err)
+	}
+	log.Warn("escalation notice failed", "status", status, "err", err, "next_attempt_at", next)
+}
+
+// post sends one notice; err is nil only for a 2xx.
+func (n *EscalationNotifier) post(ctx context.Context, nt ledger.Notification) (int, error) {
+	op, err := n.Store.Get(ctx, nt.Tenant, nt.OperationID)
+	if err != nil {
+		return 0, fmt.Errorf("load operation: %w", err)
+	}
+	c, ok := n.Contracts.Get(op.Target)
+	if !ok || c.Owner.Notify == nil {
+		return 0, errNoEndpoint
+	}
+	now := n.Now()
+	f := EscalationFacts{Target: op.Target, Team: c.Owner.Team, Contact: c.Owner.EscalationContact,
+		Tenant: op.Tenant, OperationID: op.ID, OperationType: op.Type, IntentRef: op.IntentRef,
+		Reason: op.Reason, EscalatedAt: nt.CreatedAt.UTC(), Deadline: op.Deadline, StateNow: string(op.State),
+		ConsoleURL: n.consoleLink(op)}
+	if f.Deadline != nil {
+		d := f.Deadline.UTC()
+		f.Deadline = &d
+	}
+	if op.Fence != nt.Fence || op.State != ledger.Escalated {
+		// Resolved (or re-escalated) since: the reason on the row is no
+		// longer this escalation's.
+		f.Reason = ""
+	}
+	var body any = escalationMessage{Event: EscalationEvent, Escalation: f, SentAt: now.UTC()}
+	if c.Owner.Notify.Format == target.NotifySlack {
+		body = f.slack()
+	}
+	return signedPost(ctx, n.client, c.Owner.Notify.URL, n.secret(op.Target), nt.ID, now, body)
+}
+
+func (n *EscalationNotifier) secret(target string) []byte {
+	if n.Secrets == nil {
+		return nil
+	}
+	return n.Secrets.NotifySecret(target)
+}
+
+func (n *EscalationNotifier) consoleLink(op ledger.Operation) string {
+	if n.ConsoleURL == "" {
+		return ""
+	}
+	return strings.TrimRight(n.ConsoleURL, "/") + "/escalations/" + url.PathEscape(op.Tenant) + "/" + url.PathEscape(op.ID)
+}
+
+// signedPost POSTs body as JSON to rawURL, signed with secret. It refuses
+// to send unsigned. Errors never quote the URL, which may carry a token.
+func signedPost(ctx context.Context, client *http.Client, rawURL string, secret []byte, id int64, now time.Time, body any) (int, error) {
+	if len(secret) == 0 {
+		return 0, errors.New("no signing secret loaded")
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, fmt.Errorf("encode: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(b))
+	if err != nil {
+		return 0, errors.New("notify URL is not usable")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "settle-escalations/1")
+	req.Header.Set(CallbackEventIDHeader, strconv.FormatInt(id, 10))
+	req.Header.Set(CallbackSignatureHeader, target.Sign(secret, now, b))
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, fmt.Errorf("no answer: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("endpoint answered %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
+
+// EscalationFacts is what a notice says about one escalation: never the
+// payload, nor anything the target answered.
+type EscalationFacts struct {
+	Target        string     `json:"target"`
+	Team          string     `json:"team"`
+	Contact       string     `json:"escalation_contact"`
+	Tenant        string     `json:"tenant"`
+	OperationID   string     `json:"operation_id"`
+	OperationType string     `json:"operation_type"`
+	IntentRef     string     `json:"intent_ref"`
+	Reason        string     `json:"reason,omitempty"` // "" once the operation has left this escalation
+	EscalatedAt   time.Time  `json:"escalated_at"`
+	Deadline      *time.Time `json:"deadline,omitempty"`
+	StateNow      string     `json:"state_now"` // the operation's state when the notice was sent
+	ConsoleURL    string     `json:"console_url,omitempty"`
+}
+
+// escalationMessage is the settle-format body of a notice.
+type escalationMessage struct {
+	Event      string          `json:"event"`
+	Escalation EscalationFacts `json:"escalation"`
+	SentAt     time.Time       `json:"sent_at"`
+}
+
+// slackBody is a Slack incoming-webhook message.
+type slackBody struct {
+	Text   string       `json:"text"`
+	Blocks []slackBlock `json:"blocks"`
+}
+
+type slackBlock struct {
+	Type string     `json:"type"`
+	Text *slackText `json:"text,omitempty"`
+}
+
+type slackText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func section(md string) slackBlock {
+	return slackBlock{Type: "section", Text: &slackText{Type: "mrkdwn", Text: md}}
+}
+
+// slackEscape escapes what Slack's mrkdwn treats as markup.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func (f EscalationFacts) slack() slackBody {
+	text := fmt.Sprintf("Escalated: %s operation %s (tenant %s) needs a person", f.Target, f.OperationID, f.Tenant)
+	var b strings.Builder
+	fmt.Fprintf(&b, "*Target:* %s\n*Tenant:* %s\n*Operation:* `%s` (%s)\n*Intent reference:* %s\n",
+		slackEscape(f.Target), slackEscape(f.Tenant), slackEscape(f.OperationID), slackEscape(f.OperationType),
+		slackEscape(f.IntentRef))
+	if f.Reason != "" {
+		fmt.Fprintf(&b, "*Reason:* %s\n", slackEscape(f.Reason))
+	}
+	fmt.Fprintf(&b, "*Escalated at:* %s\n", f.EscalatedAt.Format(time.RFC3339))
+	if f.Deadline != nil {
+		fmt.Fprintf(&b, "*Deadline:* %s\n", f.Deadline.Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, "*State now:* %s", f.StateNow)
+	blocks := []slackBlock{section("*" + slackEscape(text) + "*"), section(b.String())}
+	if f.ConsoleURL != "" {
+		blocks = append(blocks, section("<"+f.ConsoleURL+"|Open in the settle console>"))
+	}
+	return slackBody{Text: text, Blocks: blocks}
+}
