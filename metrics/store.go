@@ -42,6 +42,15 @@ func (s Store) RecordBatch(ctx context.Context, outcomes []ledger.Outcome) ([]er
 	return errs, nil
 }
 
+// ClaimBatch implements ledger.Store: each claim is PREPARED → IN_FLIGHT.
+func (s Store) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error) {
+	ops, err := s.Store.ClaimBatch(ctx, n, lease, byTarget...)
+	for _, op := range ops {
+		s.Metrics.Transition(op.Tenant, ledger.Prepared, ledger.InFlight)
+	}
+	return ops, err
+}
+
 // SweepExpired implements ledger.Store. The store returns only how many
 // leases expired, so these entries into UNKNOWN carry no target or tenant.
 func (s Store) SweepExpired(ctx context.Context) (int, error) {

@@ -260,7 +260,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		loops = append(loops, &reconciler.Inbox{Store: counted, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
 	}
 	if !cfg.noNotifier {
-		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg})
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
+			TenantLabels: cfg.metricsTenantLabels})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims
