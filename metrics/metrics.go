@@ -60,6 +60,9 @@ func New(reg prometheus.Registerer, o Options) *Metrics {
 	m.conflicts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "settle_payload_conflicts_total",
 		Help: "API creates refused because the same intent arrived with a different payload."}, labels())
 	reg.MustRegister(m.transitions, m.unknown, m.resolution, m.conflicts)
+	if !o.TenantLabels {
+		m.conflicts.WithLabelValues() // 0 from the start: an alert sees 0, not "no data"
+	}
 	return m
 }
 

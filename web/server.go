@@ -130,7 +130,7 @@ type server struct {
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
 	counters       *metrics.Metrics // nil: not counted
-	rates          *tokenRates // nil: unlimited
+	rates          *tokenRates      // nil: unlimited
 	creates        *createSlots
 	signIn         SignIn // nil: no console
 	browser        ledger.Browser
@@ -149,7 +149,7 @@ type server struct {
 func New(cfg Config) *echo.Echo {
 	s := &server{
 		counters: cfg.Counters,
-		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
+		store:    cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,
