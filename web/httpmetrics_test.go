@@ -32,6 +32,7 @@ func TestMetrics_HTTPDurationsAndConflicts(t *testing.T) {
 		if r := e.do(http.MethodGet, "/api/v1/operations/"+id, "", nil); r.status != http.StatusOK {
 			t.Fatalf("get: %d", r.status)
 		}
+		e.do(http.MethodGet, "/nothing-here/"+id, "", nil) // no route: never its URL
 		e.do(http.MethodGet, "/metrics", "", nil)
 		page := string(e.do(http.MethodGet, "/metrics", "", nil).body)
 
