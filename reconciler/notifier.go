@@ -44,7 +44,10 @@ type Notifier struct {
 	Contracts Contracts // optional; names the owning team in an ESCALATED status
 	Log       *slog.Logger
 	Metrics   prometheus.Registerer // nil: not exported
-	Now       func() time.Time      // nil: time.Now; must agree with the store's clock
+	// TenantLabels labels the counters by tenant (settle serve
+	// --metrics-tenant-labels); off, they count all tenants together.
+	TenantLabels bool
+	Now          func() time.Time // nil: time.Now; must agree with the store's clock
 	// Client posts the notifications. Nil means a client with a 10s
 	// timeout. Redirects are never followed, whatever the client says: the
 	// tenant's configured URL is the only place a signed body goes.
@@ -78,14 +81,26 @@ func (n *Notifier) init() {
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	n.client = &c
-	counter := func(name, help string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"tenant"})
+	var labels []string
+	if n.TenantLabels {
+		labels = []string{"tenant"}
 	}
-	n.delivered = counter("settle_callbacks_delivered_total", "Client callback notifications acknowledged with a 2xx, by tenant.")
-	n.failed = counter("settle_callbacks_failed_total", "Client callback delivery attempts that failed and will be retried, by tenant.")
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	n.delivered = counter("settle_callbacks_delivered_total", "Client callback notifications acknowledged with a 2xx (by tenant with tenant labels).")
+	n.failed = counter("settle_callbacks_failed_total", "Client callback delivery attempts that failed and will be retried (by tenant with tenant labels).")
 	if n.Metrics != nil {
 		n.Metrics.MustRegister(n.delivered, n.failed)
 	}
+}
+
+// tenant is the counters' label values: the tenant, with tenant labels.
+func (n *Notifier) tenant(t string) []string {
+	if n.TenantLabels {
+		return []string{t}
+	}
+	return nil
 }
 
 // Run delivers notifications until ctx is cancelled. Then it claims no more
@@ -156,7 +171,7 @@ func (n *Notifier) deliver(ctx context.Context, nt ledger.Notification) {
 	log := n.Log.With("callback_id", nt.ID, "tenant", nt.Tenant, "operation_id", nt.OperationID,
 		"state", nt.State, "attempt", nt.Attempts)
 	if err == nil {
-		n.delivered.WithLabelValues(nt.Tenant).Inc()
+		n.delivered.WithLabelValues(n.tenant(nt.Tenant)...).Inc()
 		if err := n.Callbacks.MarkDelivered(rctx, nt.ID, status, n.Now()); err != nil {
 			log.Error("delivered, but not recorded; it will be delivered again", "err", err)
 			return
@@ -164,7 +179,7 @@ func (n *Notifier) deliver(ctx context.Context, nt ledger.Notification) {
 		log.Info("delivered", "status", status)
 		return
 	}
-	n.failed.WithLabelValues(nt.Tenant).Inc()
+	n.failed.WithLabelValues(n.tenant(nt.Tenant)...).Inc()
 	next := n.Now().Add(n.backoff(nt.Attempts))
 	if err := n.Callbacks.MarkFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
 		log.Error("failure not recorded; retried when the claim expires", "err", err)

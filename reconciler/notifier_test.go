@@ -155,7 +155,7 @@ func (r *rig) notifier(s ledger.Store, reg prometheus.Registerer, logs io.Writer
 		log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return &reconciler.Notifier{Store: s, Callbacks: &countingCallbacks{CallbackStore: s.(ledger.CallbackStore)},
-		Contracts: r.set, Log: log, Metrics: reg, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: time.Second,
+		Contracts: r.set, Log: log, Metrics: reg, TenantLabels: true, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: time.Second,
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 }
 

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"settle/ledger"
+	"settle/metrics"
 	"settle/target"
 	"settle/web"
 )
@@ -23,7 +26,8 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		// No contract for payments: nothing can be replayed or looked up,
 		// so the page says so and a confirmation is taken on the person's
 		// word, for another owner to approve.
-		c := newConsole(t, open(t), web.Config{Contracts: noContracts{}})
+		reg := prometheus.NewRegistry()
+		c := newConsole(t, open(t), web.Config{Contracts: noContracts{}, Metrics: reg, Counters: metrics.New(reg, metrics.Options{})})
 		op := c.escalated("acme")
 		olu, bea := c.as("owner"), c.as("owner-b")
 
@@ -74,6 +78,9 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		if got, _ := c.store.Get(context.Background(), "acme", op.ID); got.State != ledger.Escalated {
 			t.Fatalf("after a refused approval: %s", got.State)
 		}
+		if n := resolvedByHand(t, reg); n != 0 {
+			t.Fatalf("a refused approval counted: %v", n)
+		}
 		if p := olu.get("/escalations/proposals"); !strings.Contains(string(p.body), `data-testid="proposals-mine"`) {
 			t.Fatalf("the proposer's proposals: %s", p.body)
 		}
@@ -91,6 +98,9 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		if got.State != ledger.Succeeded || got.RemoteRef != "ch_77" {
 			t.Fatalf("after approval: %s %q", got.State, got.RemoteRef)
 		}
+		if n := resolvedByHand(t, reg); n != 1 {
+			t.Fatalf("settle_transitions_total{from=ESCALATED,to=SUCCEEDED} = %v, want 1", n)
+		}
 		story := c.as("support").get(c.opPath(op))
 		body := string(story.body)
 		for _, want := range []string{"Proposed a manual resolution", "Olu Owner (owner)", "Approved the proposal",
@@ -103,6 +113,30 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 			t.Fatal("a confirmed operation is still in the queue")
 		}
 	})
+}
+
+// resolvedByHand is settle_transitions_total{from="ESCALATED",to="SUCCEEDED"}.
+func resolvedByHand(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "settle_transitions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["from"] == "ESCALATED" && labels["to"] == "SUCCEEDED" {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 // An owner of another target of the same tenant, or of another tenant,

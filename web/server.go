@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"settle/ledger"
+	"settle/metrics"
 	"settle/target"
 )
 
@@ -54,6 +55,8 @@ type Config struct {
 	// MetricsElsewhere leaves /metrics out of this handler: the caller
 	// serves Metrics(reg) on a listener of its own.
 	MetricsElsewhere bool
+	// Counters counts refused payload conflicts; nil: not counted.
+	Counters *metrics.Metrics
 
 	// RateLimit is each API token's sustained requests per second, with
 	// bursts of RateBurst; 0 means DefaultRateLimit (and DefaultRateBurst),
@@ -126,7 +129,8 @@ type server struct {
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
-	rates          *tokenRates // nil: unlimited
+	counters       *metrics.Metrics // nil: not counted
+	rates          *tokenRates      // nil: unlimited
 	creates        *createSlots
 	signIn         SignIn // nil: no console
 	browser        ledger.Browser
@@ -144,7 +148,8 @@ type server struct {
 // New returns the configured Echo server.
 func New(cfg Config) *echo.Echo {
 	s := &server{
-		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
+		counters: cfg.Counters,
+		store:    cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,
@@ -192,6 +197,13 @@ func New(cfg Config) *echo.Echo {
 		},
 	}))
 	e.Use(requestID)
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	// Outside requestLog, which hands a handler's error to the error
+	// handler: the status observed is the one written.
+	e.Use(httpDurations(reg))
 	e.Use(requestLog(s.log))
 	if s.signIn != nil {
 		e.Use(stamp)
@@ -214,10 +226,6 @@ func New(cfg Config) *echo.Echo {
 		}
 		return c.String(http.StatusOK, "ready\n")
 	})
-	reg := cfg.Metrics
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
 	if !cfg.MetricsElsewhere {
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	}

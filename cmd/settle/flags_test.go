@@ -124,16 +124,16 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		waitState(t, off.URL, token, op.ID, "SUCCEEDED", 20*time.Second)
 		const accepted = `settle_webhook_deliveries_total{result="accepted",target="demo"} 1`
 		waitFor(t, 10*time.Second, "the demo webhook received", func() (bool, string) {
-			m := metrics(t, off.URL)
+			m := scrape(t, off.URL)
 			return strings.Contains(m, accepted), metricLines(m, "settle_webhook_")
 		})
 		time.Sleep(idle)
-		if m := metrics(t, off.URL); strings.Contains(m, "settle_webhook_events_processed_total{") {
+		if m := scrape(t, off.URL); strings.Contains(m, "settle_webhook_events_processed_total{") {
 			t.Fatalf("with --no-inbox a delivery was processed: %s", metricLines(m, "settle_webhook_"))
 		}
 		on := startServer(t, dir, nil, "--database-url", db, "--demo-target")
 		waitFor(t, 20*time.Second, "the stored delivery processed by the other replica", func() (bool, string) {
-			m := metrics(t, on.URL)
+			m := scrape(t, on.URL)
 			return strings.Contains(m, "settle_webhook_events_processed_total{"), metricLines(m, "settle_webhook_")
 		})
 	})

@@ -328,13 +328,13 @@ func TestServe_Demo(t *testing.T) {
 	waitState(t, base, token, op.ID, "SUCCEEDED", 10*time.Second)
 	const processed = `settle_webhook_events_processed_total{outcome="finished",target="demo"} 1`
 	waitFor(t, 10*time.Second, "the demo webhook processed", func() (bool, string) {
-		m := metrics(t, base)
+		m := scrape(t, base)
 		return strings.Contains(m, processed), metricLines(m, "settle_webhook_")
 	})
 }
 
-// metrics returns the server's /metrics page.
-func metrics(t *testing.T, base string) string {
+// scrape returns the server's /metrics page.
+func scrape(t *testing.T, base string) string {
 	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {

@@ -28,7 +28,7 @@ func TestServe_MetricsAddr(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("main address /metrics: %d, want 404", resp.StatusCode)
 	}
-	if page := metrics(t, strings.TrimSuffix(m[1], "/metrics")); !strings.Contains(page, "go_goroutines") {
+	if page := scrape(t, strings.TrimSuffix(m[1], "/metrics")); !strings.Contains(page, "go_goroutines") {
 		t.Fatalf("metrics address: %.200s", page)
 	}
 	healthy(t, s.URL)

@@ -133,7 +133,7 @@ func countingSim(t *testing.T, dir string) (lookups *atomic.Int64, contracts str
 // leads reports whether the replica's /metrics says it runs the auditor.
 func leads(t *testing.T, s *server) bool {
 	t.Helper()
-	return strings.Contains(metrics(t, s.URL), "\nsettle_leader{duty=\"auditor\"} 1\n")
+	return strings.Contains(scrape(t, s.URL), "\nsettle_leader{duty=\"auditor\"} 1\n")
 }
 
 // Two replicas on one PostgreSQL database audit the target once, not

@@ -20,6 +20,7 @@ import (
 
 	"settle/gonogo"
 	"settle/ledger"
+	"settle/metrics"
 	"settle/reconciler"
 	"settle/target"
 	"settle/web"
@@ -39,6 +40,8 @@ type serveConfig struct {
 	replicaID                          string
 	workers                            int
 	metricsAddr                        string
+	metricsTenantLabels                bool
+	metricsInterval                    time.Duration
 	limits                             web.ServerLimits
 	api                                apiLimits
 	retention                          *ledger.RetentionPolicy
@@ -72,6 +75,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 		"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
+	fs.BoolVar(&c.metricsTenantLabels, "metrics-tenant-labels", false,
+		"add a tenant label to the ledger metrics: one series per tenant, off by default for cardinality")
+	fs.DurationVar(&c.metricsInterval, "metrics-interval", 15*time.Second,
+		"how often the database-wide metrics gauges are read (one statement per replica; scrapes read the cached values)")
 	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
 	fs.BoolVar(&c.demo, "demo", false, "a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in")
 	fs.BoolVar(&c.demoTarget, "demo-target", false, "only run a simulated target in-process, as target \"demo\", without faults or demo data")
@@ -201,7 +208,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer store.Close()
 
 	client := targetClient(credentials, store)
-	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
+	counters := metrics.New(reg, metrics.Options{TenantLabels: cfg.metricsTenantLabels})
+	// The loops record through counted, the one place their transitions
+	// are counted; the API reads and writes the store itself.
+	counted := metrics.Store{Store: store, Metrics: counters, Log: component("metrics")}
+	gauges := &metrics.Collector{Store: store, Targets: contracts.Names(), TenantLabels: cfg.metricsTenantLabels,
+		Interval: cfg.metricsInterval, Log: component("metrics")}
+	reg.MustRegister(gauges)
+	webCfg := web.Config{Store: store, Counters: counters, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
@@ -238,21 +252,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var loops []interface{ Run(context.Context) error }
 	if !cfg.noExecutor {
-		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: component("executor"),
+		loops = append(loops, &reconciler.Executor{Store: counted, Contracts: contracts, Client: client, Log: component("executor"),
 			Workers: cfg.workers})
 	}
 	if !cfg.noSweeper {
-		loops = append(loops, &reconciler.Sweeper{Store: store, Log: component("sweeper")})
+		loops = append(loops, &reconciler.Sweeper{Store: counted, Log: component("sweeper")})
 	}
 	if !cfg.noReconcile {
-		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: component("reconciler"),
+		loops = append(loops, &reconciler.Reconciler{Store: counted, Contracts: contracts, Client: client, Log: component("reconciler"),
 			Lease: cfg.lease})
 	}
 	if !cfg.noInbox {
-		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
+		loops = append(loops, &reconciler.Inbox{Store: counted, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
 	}
 	if !cfg.noNotifier {
-		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg})
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
+			TenantLabels: cfg.metricsTenantLabels})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
 			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations")})
@@ -282,7 +297,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup
 	work.Add(1)
-	go func() { defer work.Done(); reconciler.Run(workCtx, loops...) }()
+	// The gauge reader runs with the loops but is not one of the loops the
+	// start-up line counts: those are the work the --no-X flags switch off.
+	go func() { defer work.Done(); reconciler.Run(workCtx, append(loops, gauges)...) }()
 
 	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
 		ln.Addr(), desc, len(contracts.Names()), where, len(loops))

@@ -71,7 +71,7 @@ func TestServe_IdleFloodKeepsServingAndSending(t *testing.T) {
 	if !strings.Contains(log, "--max-conns lowered to fit the open-file limit") || !strings.Contains(log, "max_conns=744") {
 		t.Fatalf("no WARN that --max-conns was fitted to 1000-256 open files:\n%s", tail(log, 5))
 	}
-	if m := metricLines(metrics(t, s.URL), "settle_http_evicted_connections_total"); !regexp.MustCompile(`listener="main"} [1-9]`).MatchString(m) {
+	if m := metricLines(scrape(t, s.URL), "settle_http_evicted_connections_total"); !regexp.MustCompile(`listener="main"} [1-9]`).MatchString(m) {
 		t.Fatalf("evictions: %s", m)
 	}
 }

@@ -120,6 +120,7 @@ type store interface {
 	ledger.TenantEraser
 	ledger.DrillStore
 	ledger.LeaderStore
+	ledger.GaugeStore
 }
 
 // openStore opens the store that url names for a command that reads and

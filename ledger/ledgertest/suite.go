@@ -24,6 +24,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ResolutionKinds", func(t *testing.T) { testResolutionKinds(t, h) })
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
+	t.Run("Gauges", func(t *testing.T) { testGauges(t, h) })
 	t.Run("FigureRollups", func(t *testing.T) { testFigureRollups(t, h) })
 	t.Run("SeedFigures", func(t *testing.T) { testSeedFigures(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, h) })

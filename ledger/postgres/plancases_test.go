@@ -356,6 +356,14 @@ var planCases = []planCase{
 			_, err := f.s.Tenants(ctx)
 			return err
 		}},
+	// The metrics collector's one statement, every few seconds: the live
+	// states through a partial index that leaves out SUCCEEDED, the open
+	// quarantine through its own.
+	{name: "Gauges", want: []string{"operation_ledger_state_created|operation_ledger_tenant_state", "quarantine_open"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.Gauges(ctx, f.now)
+			return err
+		}},
 	{name: "CountFindings", want: []string{"audit_findings_tenant_found"}, run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.CountFindings(ctx, "tenant-1", ledger.FindingDuplicate, ledger.Since(f.now.Add(-30*24*time.Hour)))
 		return err

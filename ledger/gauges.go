@@ -1,0 +1,47 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// LiveStates are the states the database-wide gauges count: the ones an
+// operator acts on. SUCCEEDED and FAILED_TERMINAL grow without bound and
+// are counted by the transitions counter instead, so that the periodic
+// gauge query reads only the partial indexes of the live states.
+var LiveStates = []State{Prepared, InFlight, Unknown, Escalated}
+
+// StateGauge is one group of live operations: a tenant's operations of
+// one target in one state.
+type StateGauge struct {
+	Tenant, Target string
+	State          State
+	Count          int
+	// Due counts the UNKNOWN ones whose next reconciliation is due at the
+	// query's now: the reconciler's queue. Zero for other states.
+	Due int
+	// Oldest is the earliest last change of the group: for ESCALATED, when
+	// the oldest open escalation was escalated.
+	Oldest time.Time
+}
+
+// QuarantineGauge counts a scope tenant's open (unresolved) quarantine
+// items of one target; Tenant is "" for unattributed items.
+type QuarantineGauge struct {
+	Tenant, Target string
+	Count          int
+}
+
+// Gauges is one reading of the database-wide gauges.
+type Gauges struct {
+	States     []StateGauge
+	Quarantine []QuarantineGauge
+}
+
+// GaugeStore reads the database-wide gauges in one statement, for the
+// metrics collector that runs it every few seconds (never per scrape).
+type GaugeStore interface {
+	// Gauges groups the live operations by tenant, target and state, and
+	// the open quarantine by scope tenant and target; due is judged at now.
+	Gauges(ctx context.Context, now time.Time) (Gauges, error)
+}
