@@ -41,7 +41,12 @@ func setup(t *testing.T, h ledgertest.Harness, cfg sim.Config, tweak func(c *tar
 	if !ok {
 		t.Fatal("store is no drill.Store")
 	}
-	return drill.Config{Store: st, Contract: c, Params: st.(target.ParamSource), Version: "test",
+	// A simulator that wants a key gets it, through the contract's auth.
+	secrets, err := target.ReadSecrets(set, func(string) string { return cfg.APIKey })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drill.Config{Store: st, Contract: c, Params: st.(target.ParamSource), Secrets: secrets, Version: "test",
 		Lease: 500 * time.Millisecond, Poll: 20 * time.Millisecond, Patience: time.Minute,
 		Log: slog.New(slog.DiscardHandler)}, srv.Sim()
 }
@@ -169,5 +174,51 @@ func TestDrill_UnsafeContractFails(t *testing.T) {
 	r := byNumber(t, rs)[5]
 	if r.Passed || !strings.Contains(r.Reason, "FAILED_TERMINAL") {
 		t.Fatalf("test 5 = passed=%v: %s; want a FAIL naming FAILED_TERMINAL", r.Passed, r.Reason)
+	}
+}
+
+// mapParams is a target.ParamSource over fixed values.
+type mapParams map[string]map[string]string
+
+func (m mapParams) TenantParams(_ context.Context, tenant string) (map[string]string, error) {
+	return m[tenant], nil
+}
+
+// A drill against the Stripe-shaped simulator, with its bearer key and the
+// drill tenant's connected account, passes every test, and neither its
+// results nor any line of its log holds the key, the account or a payload
+// value.
+func TestDrill_StripeKeepsSecretsOutOfLogs(t *testing.T) {
+	t.Parallel()
+	const (
+		key     = "sk_test_drill_9f3b2c7d41e6a058"
+		account = "acct_1DrillLeakCheck"
+		canary  = "PAYLOAD-CANARY-7d2e"
+	)
+	for name, h := range harnesses {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, _ := setup(t, h, sim.Config{Flavor: sim.FlavorStripe, APIKey: key, RequireAccount: true}, nil)
+			cfg.Params = mapParams{"drill": {"account": account}}
+			cfg.Payload = []byte(`{"amount": 700, "currency": "EUR", "payment_method": "pm_card_visa", "confirm": true,
+				"description": "` + canary + `"}`)
+			var logs bytes.Buffer
+			cfg.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			rs, err := drill.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(rs)
+			for _, secret := range []string{key, account, canary} {
+				if strings.Contains(string(raw), secret) || strings.Contains(logs.String(), secret) {
+					t.Errorf("%q in the drill's results or log:\n%s\n%s", secret, raw, logs.String())
+				}
+			}
+			for n, r := range byNumber(t, rs) {
+				if !r.Passed {
+					t.Errorf("test %d %s failed: %s %v", n, r.Name, r.Reason, r.Evidence)
+				}
+			}
+		})
 	}
 }

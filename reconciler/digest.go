@@ -171,7 +171,7 @@ func (d *Digest) sendTeam(ctx context.Context, team string, targets []*target.Co
 	if n.Format == target.NotifySlack {
 		body = m.slack()
 	}
-	status, err := signedPost(ctx, d.client, n.URL, d.secret(targets[0].Name), digestID(now), now, body)
+	status, err := signedPost(ctx, d.client, "settle-escalations/1", n.URL, d.secret(targets[0].Name), digestID(now), now, body)
 	if err != nil {
 		return err
 	}

@@ -175,7 +175,7 @@ func (n *EscalationNotifier) post(ctx context.Context, nt ledger.Notification) (
 	if c.Owner.Notify.Format == target.NotifySlack {
 		body = f.slack()
 	}
-	return signedPost(ctx, n.client, c.Owner.Notify.URL, n.secret(op.Target), nt.ID, now, body)
+	return signedPost(ctx, n.client, "settle-escalations/1", c.Owner.Notify.URL, n.secret(op.Target), nt.ID, now, body)
 }
 
 func (n *EscalationNotifier) secret(target string) []byte {
@@ -192,9 +192,12 @@ func (n *EscalationNotifier) consoleLink(op ledger.Operation) string {
 	return strings.TrimRight(n.ConsoleURL, "/") + "/escalations/" + url.PathEscape(op.Tenant) + "/" + url.PathEscape(op.ID)
 }
 
-// signedPost POSTs body as JSON to rawURL, signed with secret. It refuses
-// to send unsigned. Errors never quote the URL, which may carry a token.
-func signedPost(ctx context.Context, client *http.Client, rawURL string, secret []byte, id int64, now time.Time, body any) (int, error) {
+// signedPost POSTs body as JSON to rawURL as agent, signed with secret and
+// carrying id as its event id; the status is returned, and err is nil only
+// for a 2xx. It refuses to send unsigned. Errors never quote the URL, which
+// may carry a token. Client callbacks, escalation notices and digests all
+// go out through it.
+func signedPost(ctx context.Context, client *http.Client, agent, rawURL string, secret []byte, id int64, now time.Time, body any) (int, error) {
 	if len(secret) == 0 {
 		return 0, errors.New("no signing secret loaded")
 	}
@@ -204,10 +207,10 @@ func signedPost(ctx context.Context, client *http.Client, rawURL string, secret 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(b))
 	if err != nil {
-		return 0, errors.New("notify URL is not usable")
+		return 0, errors.New("the endpoint URL is not usable")
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "settle-escalations/1")
+	req.Header.Set("User-Agent", agent)
 	req.Header.Set(CallbackEventIDHeader, strconv.FormatInt(id, 10))
 	req.Header.Set(CallbackSignatureHeader, target.Sign(secret, now, b))
 	resp, err := client.Do(req)

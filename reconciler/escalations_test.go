@@ -62,7 +62,7 @@ func (r *rig) escalationNotifier(s ledger.Store, secret []byte, logs io.Writer) 
 // a NotSent verdict, and returns it.
 func (r *rig) escalate(tenant, intent, reason string) ledger.Operation {
 	r.t.Helper()
-	op := r.create(tenant, intent, 700)
+	op := r.create(tenant, intent, 7391426)
 	claimed, err := r.store.Claim(r.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute)
 	if err != nil {
 		r.t.Fatal(err)
@@ -128,7 +128,7 @@ func TestEscalationNotifier_OnceSignedAfterA500(t *testing.T) {
 			if target.Verify(req.sig, req.body, []byte("scs_wrong-secret-of-32-bytes-at-least"), time.Minute, time.Now()) == nil {
 				t.Fatal("the signature verifies with another secret")
 			}
-			for _, leak := range []string{"amount", "700", "EUR", "payload", "metadata"} {
+			for _, leak := range []string{"amount", "7391426", "EUR", "payload", "metadata"} {
 				if bytes.Contains(req.body, []byte(leak)) {
 					t.Fatalf("body carries %q: %s", leak, req.body)
 				}
@@ -210,7 +210,7 @@ func TestEscalationNotifier_SlackBody(t *testing.T) {
 		if link := body.Blocks[2].Text.Text; link != "<https://settle.example/console/escalations/acme/"+op.ID+"|Open in the settle console>" {
 			t.Fatalf("link block %q", link)
 		}
-		if bytes.Contains(req.body, []byte("700")) || bytes.Contains(req.body, []byte("amount")) {
+		if bytes.Contains(req.body, []byte("7391426")) || bytes.Contains(req.body, []byte("amount")) {
 			t.Fatalf("payload in body %s", req.body)
 		}
 	})
@@ -242,7 +242,7 @@ func TestDigest_OncePerDay(t *testing.T) {
 		r := notifyRig(t, h, rc, target.NotifySettle)
 		esc := r.escalate("acme", "order-old-esc", "deadline passed")
 		r.escalate("globex", "order-other-esc", "deadline passed")
-		unk := r.create("globex", "order-unknown", 900)
+		unk := r.create("globex", "order-unknown", 9182735)
 		claimed, err := r.store.Claim(r.ctx, unk.Tenant, unk.ID, unk.PayloadHash, time.Minute)
 		if err != nil {
 			t.Fatal(err)
@@ -307,7 +307,7 @@ func TestDigest_OncePerDay(t *testing.T) {
 			m.OldestItems[0].ConsoleURL != "https://settle.example/operations/acme/"+esc.ID {
 			t.Fatalf("digest items %+v", m)
 		}
-		for _, leak := range []string{"amount", "700", "900", "payload"} {
+		for _, leak := range []string{"amount", "7391426", "9182735", "payload"} {
 			if bytes.Contains(reqs[1].body, []byte(leak)) {
 				t.Fatalf("digest carries %q: %s", leak, reqs[1].body)
 			}

@@ -1,16 +1,10 @@
 package reconciler
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
@@ -18,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"settle/ledger"
-	"settle/target"
 )
 
 // Callback request headers. The signature is target.Sign's scheme, the one
@@ -217,32 +210,7 @@ func (n *Notifier) post(ctx context.Context, nt ledger.Notification) (int, error
 		return 0, fmt.Errorf("load callback: %w", err)
 	}
 	now := n.Now()
-	body, err := json.Marshal(n.message(nt, op, now))
-	if err != nil {
-		return 0, fmt.Errorf("encode: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cb.URL, bytes.NewReader(body))
-	if err != nil {
-		return 0, errors.New("callback URL is not usable")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "settle-callbacks/1")
-	req.Header.Set(CallbackEventIDHeader, strconv.FormatInt(nt.ID, 10))
-	req.Header.Set(CallbackSignatureHeader, target.Sign(cb.Secret, now, body))
-	resp, err := n.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return 0, fmt.Errorf("no answer: %w", err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, fmt.Errorf("endpoint answered %d", resp.StatusCode)
-	}
-	return resp.StatusCode, nil
+	return signedPost(ctx, n.client, "settle-callbacks/1", cb.URL, cb.Secret, nt.ID, now, n.message(nt, op, now))
 }
 
 // callbackMessage is the JSON body of a callback. It carries what the

@@ -12,7 +12,6 @@ import (
 
 	"settle/ledger"
 	"settle/reconciler"
-	"settle/target"
 )
 
 const auditUsage = `usage: settle audit --target NAME [--contracts FILE] [--database-url URL]
@@ -35,23 +34,7 @@ func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	switch {
-	case *name == "":
-		fmt.Fprintln(stderr, "settle audit: --target is required")
-		return errUsage
-	case *contracts == "":
-		fmt.Fprintln(stderr, "settle audit: --contracts (or SETTLE_CONTRACTS) is required")
-		return errUsage
-	}
-	set, err := target.Load(*contracts)
-	if err != nil {
-		return err
-	}
-	if _, ok := set.Get(*name); !ok {
-		fmt.Fprintf(stderr, "settle audit: no target %q in %s (targets: %s)\n", *name, *contracts, strings.Join(set.Names(), ", "))
-		return errUsage
-	}
-	credentials, err := target.ReadSecrets(set, os.Getenv)
+	set, _, credentials, err := oneTarget("audit", *contracts, *name, stderr)
 	if err != nil {
 		return err
 	}

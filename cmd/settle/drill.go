@@ -26,6 +26,35 @@ const drillUsage = `usage: settle drill --target NAME [--contracts FILE] [--data
   Exit 0 when every test passed, 1 when any failed, 2 on usage errors.
 `
 
+// oneTarget is the start of a command about one target of a contracts
+// file (settle drill, settle audit): both flags given, the file valid, the
+// target in it, and the credentials its contracts name read from the
+// environment. A usage problem is explained on stderr (errUsage).
+func oneTarget(cmd, contracts, name string, stderr io.Writer) (*target.Set, *target.Contract, *target.Secrets, error) {
+	switch {
+	case name == "":
+		fmt.Fprintf(stderr, "settle %s: --target is required\n", cmd)
+		return nil, nil, nil, errUsage
+	case contracts == "":
+		fmt.Fprintf(stderr, "settle %s: --contracts (or SETTLE_CONTRACTS) is required\n", cmd)
+		return nil, nil, nil, errUsage
+	}
+	set, err := target.Load(contracts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, ok := set.Get(name)
+	if !ok {
+		fmt.Fprintf(stderr, "settle %s: no target %q in %s (targets: %s)\n", cmd, name, contracts, strings.Join(set.Names(), ", "))
+		return nil, nil, nil, errUsage
+	}
+	credentials, err := target.ReadSecrets(set, os.Getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return set, c, credentials, nil
+}
+
 // runDrill runs `settle drill`.
 func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := withUsage(flag.NewFlagSet("settle drill", flag.ContinueOnError), drillUsage)
@@ -37,32 +66,15 @@ func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	switch {
-	case *name == "":
-		fmt.Fprintln(stderr, "settle drill: --target is required")
-		return errUsage
-	case *contracts == "":
-		fmt.Fprintln(stderr, "settle drill: --contracts (or SETTLE_CONTRACTS) is required")
-		return errUsage
-	}
-	set, err := target.Load(*contracts)
+	_, c, credentials, err := oneTarget("drill", *contracts, *name, stderr)
 	if err != nil {
 		return err
-	}
-	c, ok := set.Get(*name)
-	if !ok {
-		fmt.Fprintf(stderr, "settle drill: no target %q in %s (targets: %s)\n", *name, *contracts, strings.Join(set.Names(), ", "))
-		return errUsage
 	}
 	var payload []byte
 	if *payloadFile != "" {
 		if payload, err = os.ReadFile(*payloadFile); err != nil {
 			return fmt.Errorf("read --payload: %w", err)
 		}
-	}
-	credentials, err := target.ReadSecrets(set, os.Getenv)
-	if err != nil {
-		return err
 	}
 	st, _, err := openStore(ctx, *dbURL, stderr)
 	if err != nil {

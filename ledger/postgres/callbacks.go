@@ -163,34 +163,56 @@ RETURNING `+cNotificationCols, now, n, now.Add(lease))
 
 // MarkDelivered implements ledger.CallbackStore.
 func (s *Store) MarkDelivered(ctx context.Context, id int64, status int, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE callback_outbox SET delivered_at = coalesce(delivered_at, $2),
-		last_status = $3, last_error = '' WHERE callback_id = $1`, id, now.UTC().Truncate(time.Microsecond), status)
-	if err != nil {
-		return fmt.Errorf("mark delivered: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ledger.Errorf(ledger.ENotFound, "notification not found")
-	}
-	return nil
+	return s.markDelivered(ctx, callbackOutbox, id, status, now)
 }
 
 // MarkFailed implements ledger.CallbackStore.
 func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
-	// A delivered row is left alone: a late failure report from a notifier
-	// whose lease ran out must not undo another's acknowledgement.
+	return s.markFailed(ctx, callbackOutbox, id, status, errText, next)
+}
+
+// outbox names a table of queued deliveries (client callbacks, escalation
+// notices) that share the columns of delivery: delivered_at,
+// next_attempt_at, last_status and last_error. The names are constants,
+// never input, so they can be written into the SQL.
+type outbox struct{ table, id, what string }
+
+var (
+	callbackOutbox   = outbox{"callback_outbox", "callback_id", "notification"}
+	escalationOutbox = outbox{"escalation_outbox", "notice_id", "escalation notice"}
+)
+
+// markDelivered records the acknowledgement of one delivery; a repeated
+// acknowledgement keeps the first time.
+func (s *Store) markDelivered(ctx context.Context, o outbox, id int64, status int, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE `+o.table+` SET delivered_at = coalesce(delivered_at, $2),
+		last_status = $3, last_error = '' WHERE `+o.id+` = $1`, id, now.UTC().Truncate(time.Microsecond), status)
+	if err != nil {
+		return fmt.Errorf("mark %s delivered: %w", o.what, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ledger.Errorf(ledger.ENotFound, "%s not found", o.what)
+	}
+	return nil
+}
+
+// markFailed schedules the next attempt of one delivery. A delivered row is
+// left alone: a late failure report from a sender whose lease ran out must
+// not undo another's acknowledgement.
+func (s *Store) markFailed(ctx context.Context, o outbox, id int64, status int, errText string, next time.Time) error {
 	var found bool
 	err := s.pool.QueryRow(ctx, `
 WITH u AS (
-	UPDATE callback_outbox SET next_attempt_at = $2, last_status = nullif($3, 0), last_error = $4
-	WHERE callback_id = $1 AND delivered_at IS NULL
+	UPDATE `+o.table+` SET next_attempt_at = $2, last_status = nullif($3, 0), last_error = $4
+	WHERE `+o.id+` = $1 AND delivered_at IS NULL
 )
-SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = $1)`,
+SELECT EXISTS (SELECT 1 FROM `+o.table+` WHERE `+o.id+` = $1)`,
 		id, next.UTC().Truncate(time.Microsecond), status, ledger.TrimCallbackError(errText)).Scan(&found)
 	if err != nil {
-		return fmt.Errorf("mark failed: %w", err)
+		return fmt.Errorf("mark %s failed: %w", o.what, err)
 	}
 	if !found {
-		return ledger.Errorf(ledger.ENotFound, "notification not found")
+		return ledger.Errorf(ledger.ENotFound, "%s not found", o.what)
 	}
 	return nil
 }

@@ -46,35 +46,13 @@ RETURNING e.`+noticeCols, now, n, now.Add(lease))
 
 // MarkEscalationNoticeDelivered implements ledger.EscalationStore.
 func (s *Store) MarkEscalationNoticeDelivered(ctx context.Context, id int64, status int, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE escalation_outbox SET delivered_at = coalesce(delivered_at, $2),
-		last_status = $3, last_error = '' WHERE notice_id = $1`, id, now.UTC().Truncate(time.Microsecond), status)
-	if err != nil {
-		return fmt.Errorf("mark escalation notice delivered: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ledger.Errorf(ledger.ENotFound, "escalation notice not found")
-	}
-	return nil
+	return s.markDelivered(ctx, escalationOutbox, id, status, now)
 }
 
 // MarkEscalationNoticeFailed implements ledger.EscalationStore. A delivered
 // notice is left alone.
 func (s *Store) MarkEscalationNoticeFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
-	var found bool
-	err := s.pool.QueryRow(ctx, `
-WITH u AS (
-	UPDATE escalation_outbox SET next_attempt_at = $2, last_status = nullif($3, 0), last_error = $4
-	WHERE notice_id = $1 AND delivered_at IS NULL
-)
-SELECT EXISTS (SELECT 1 FROM escalation_outbox WHERE notice_id = $1)`,
-		id, next.UTC().Truncate(time.Microsecond), status, ledger.TrimCallbackError(errText)).Scan(&found)
-	if err != nil {
-		return fmt.Errorf("mark escalation notice failed: %w", err)
-	}
-	if !found {
-		return ledger.Errorf(ledger.ENotFound, "escalation notice not found")
-	}
-	return nil
+	return s.markFailed(ctx, escalationOutbox, id, status, errText, next)
 }
 
 // EscalationNotices implements ledger.EscalationStore.

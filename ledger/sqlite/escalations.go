@@ -41,36 +41,12 @@ func (s *Store) ClaimEscalationNotices(ctx context.Context, n int, lease time.Du
 
 // MarkEscalationNoticeDelivered implements ledger.EscalationStore.
 func (s *Store) MarkEscalationNoticeDelivered(ctx context.Context, id int64, status int, now time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE escalation_outbox SET delivered_at = coalesce(delivered_at, ?2),
-		last_status = ?3, last_error = '' WHERE notice_id = ?1`, id, micros(now), status)
-	if err != nil {
-		return fmt.Errorf("mark escalation notice delivered: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ledger.Errorf(ledger.ENotFound, "escalation notice not found")
-	}
-	return nil
+	return s.markDelivered(ctx, escalationOutbox, id, status, now)
 }
 
 // MarkEscalationNoticeFailed implements ledger.EscalationStore.
 func (s *Store) MarkEscalationNoticeFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
-	var found bool
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE escalation_outbox SET next_attempt_at = ?2,
-			last_status = nullif(?3, 0), last_error = ?4 WHERE notice_id = ?1 AND delivered_at IS NULL`,
-			id, micros(next), status, ledger.TrimCallbackError(errText))
-		if err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM escalation_outbox WHERE notice_id = ?)`, id).Scan(&found)
-	})
-	if err != nil {
-		return fmt.Errorf("mark escalation notice failed: %w", err)
-	}
-	if !found {
-		return ledger.Errorf(ledger.ENotFound, "escalation notice not found")
-	}
-	return nil
+	return s.markFailed(ctx, escalationOutbox, id, status, errText, next)
 }
 
 // EscalationNotices implements ledger.EscalationStore.
