@@ -100,3 +100,33 @@ func ExplainUnapplied(ctx context.Context, outcomes []Outcome, errs []error, app
 		errs[i] = StaleFence(cur, o)
 	}
 }
+
+// RecordEach is a store's fallback when the one statement (or transaction)
+// that records a whole batch fails: it records each outcome still valid
+// (errs[i] == nil) on its own with record, so that one row the database
+// refuses costs only that row its verdict, never its neighbours, which may
+// be other tenants' operations. A refused row's errs[i] is the database's
+// error (payload-free: it names the constraint, not the value). allFailed
+// reports that every row failed too: the database itself is at fault, and
+// the caller returns the batch's error instead.
+func RecordEach(ctx context.Context, outcomes []Outcome, errs []error,
+	record func(context.Context, Outcome) (Operation, error)) (ops []Operation, allFailed bool) {
+	ops = make([]Operation, len(outcomes))
+	tried, failed := 0, 0
+	for i, o := range outcomes {
+		if errs[i] != nil {
+			continue
+		}
+		tried++
+		op, err := record(ctx, o)
+		if err != nil {
+			errs[i] = err
+			if ErrorCode(err) == EInternal {
+				failed++
+			}
+			continue
+		}
+		ops[i] = op
+	}
+	return ops, tried > 0 && failed == tried
+}

@@ -1,9 +1,12 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Store is the durable ledger. Each method owns its transaction and is safe
@@ -116,6 +119,14 @@ func (o Outcome) EvidenceJSON() ([]byte, error) {
 	if o.To == Succeeded && o.RemoteRef == "" {
 		return nil, Errorf(EInvalid, "SUCCEEDED requires the remote reference confirmed by the target")
 	}
+	if o.RemoteRef != "" {
+		// Defence in depth: the reconciler validates every id a target
+		// returns, and a store must never be handed one its statement
+		// would refuse (PostgreSQL: NUL in text, an over-long index entry).
+		if err := CheckProviderText("remote_ref", o.RemoteRef); err != nil {
+			return nil, err
+		}
+	}
 	if o.EndReplay && o.From != Unknown {
 		return nil, Errorf(EInvalid, "only the reconciler ends a replay window, from UNKNOWN")
 	}
@@ -124,6 +135,9 @@ func (o Outcome) EvidenceJSON() ([]byte, error) {
 	}
 	if len(o.Reason) > 500 {
 		return nil, Errorf(EInvalid, "reason must be at most 500 characters")
+	}
+	if !utf8.ValidString(o.Reason) || strings.ContainsRune(o.Reason, 0) {
+		return nil, Errorf(EInvalid, "reason must be valid UTF-8 without NUL characters")
 	}
 	ev := o.Evidence
 	if ev == nil {
@@ -136,5 +150,29 @@ func (o Outcome) EvidenceJSON() ([]byte, error) {
 	if len(b) > MaxEvidenceBytes {
 		return nil, Errorf(EInvalid, "evidence exceeds %d bytes", MaxEvidenceBytes)
 	}
+	if hasEscapedNUL(b) {
+		return nil, Errorf(EInvalid, "evidence must not contain NUL characters (PostgreSQL's jsonb refuses them)")
+	}
 	return b, nil
+}
+
+// hasEscapedNUL reports whether JSON text b holds the escape \u0000: one
+// preceded by an odd number of backslashes in a row (an even number is an
+// escaped backslash followed by the letters "u0000").
+func hasEscapedNUL(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(`\u0000`))
+		if j < 0 {
+			return false
+		}
+		j += i
+		n := 0
+		for k := j; k >= 0 && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 1 {
+			return true
+		}
+		i = j + 1
+	}
 }

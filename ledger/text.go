@@ -42,6 +42,38 @@ func CheckText(field, s string, max int) error {
 	return nil
 }
 
+// MaxProviderText is the most bytes of one piece of text a provider
+// supplies that settle stores (an object id, a status, an error code, an
+// event id). Real ids are short; the bound keeps every one inside a
+// PostgreSQL index entry (about 2.7 KB) and inside an event's evidence.
+const MaxProviderText = 256
+
+// CheckProviderText is settle's one rule for text that a provider supplies,
+// or a person gives on a provider's behalf (a manual resolution's object
+// id), before settle stores it: 1 to MaxProviderText bytes of valid UTF-8,
+// every character printable (unicode.IsPrint: no NUL or other control
+// character, no format character such as a bidi override or a zero-width
+// space, no line separator, no space but U+0020). It is the rule PlainText
+// applies: text that passes is shown as it is, text that fails is shown
+// escaped. The error is EInvalid naming field; it never repeats the value,
+// which may be hostile, only its size or the offending character's code.
+func CheckProviderText(field, s string) error {
+	switch {
+	case s == "":
+		return Errorf(EInvalid, "%s is empty", field)
+	case !utf8.ValidString(s):
+		return Errorf(EInvalid, "%s is not valid UTF-8", field)
+	case len(s) > MaxProviderText:
+		return Errorf(EInvalid, "%s is %d bytes long; at most %d are accepted", field, len(s), MaxProviderText)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return Errorf(EInvalid, "%s contains %s, a control, format or non-printing character", field, runeName(r))
+		}
+	}
+	return nil
+}
+
 // runeName is U+XXXX: safe to show whatever the character does.
 func runeName(r rune) string { return fmt.Sprintf("U+%04X", r) }
 

@@ -22,6 +22,11 @@ type Harness struct {
 	// database as s, for tests that race separate pools. Nil when the
 	// adapter has no such notion.
 	Sibling func(t testing.TB, s ledger.Store, now func() time.Time) ledger.Store
+	// RefuseRemoteRef makes s's database refuse (a trigger raising an
+	// error) any write that sets an operation's remote_ref to ref: a row
+	// that passes every check of the ledger and still fails its statement,
+	// for the test that one such row never fails its batch. Nil skips it.
+	RefuseRemoteRef func(t testing.TB, s ledger.Store, ref string)
 }
 
 // Clock is a settable clock shared by a test and its stores.

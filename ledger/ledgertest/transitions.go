@@ -83,6 +83,7 @@ func testClaim(t *testing.T, h Harness) {
 }
 
 func testRecord(t *testing.T, h Harness) {
+	t.Run("BatchIsolatesBadRows", func(t *testing.T) { testBatchIsolation(t, h) })
 	t.Run("Succeeded", func(t *testing.T) {
 		f := setup(t, h)
 		op := f.claim("acme")

@@ -125,7 +125,8 @@ func (s *Store) RecordBatch(ctx context.Context, outcomes []ledger.Outcome) ([]e
 
 // record applies the valid outcomes with one UPDATE … FROM unnest(…) whose
 // join carries the fence and the expected state, and explains each outcome
-// that did not apply.
+// that did not apply. When the statement fails, it falls back to one
+// statement per outcome (ledger.RecordEach).
 func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger.Operation, []error, error) {
 	now := s.clock()
 	errs, evidence := ledger.ValidateOutcomes(outcomes)
@@ -177,7 +178,17 @@ WITH i AS (
 SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons, actors, evs, now, sents,
 			callbackStates(), ends))
 		if err != nil {
-			return nil, nil, fmt.Errorf("record: %w", err)
+			err = fmt.Errorf("record: %w", err)
+			if len(ids) == 1 || ctx.Err() != nil {
+				return nil, nil, err
+			}
+			// One refused row fails the whole statement: record the rows
+			// one by one so that it costs only its own verdict.
+			ops, allFailed := ledger.RecordEach(ctx, outcomes, errs, s.Record)
+			if allFailed {
+				return nil, nil, err
+			}
+			return ops, errs, nil
 		}
 		for _, op := range got {
 			i := index[op.Tenant+"/"+op.ID]

@@ -124,7 +124,8 @@ func (s *Store) RecordBatch(ctx context.Context, outcomes []ledger.Outcome) ([]e
 }
 
 // record applies each valid outcome with a conditional UPDATE carrying the
-// fence and the expected state, all in one transaction.
+// fence and the expected state, all in one transaction. When the
+// transaction fails, it falls back to one per outcome (ledger.RecordEach).
 func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger.Operation, []error, error) {
 	now := s.clock()
 	errs, evidence := ledger.ValidateOutcomes(outcomes)
@@ -161,7 +162,17 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 		return enqueueCallbacks(ctx, tx, evs)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("record: %w", err)
+		err = fmt.Errorf("record: %w", err)
+		if valid := countNil(errs); valid <= 1 || ctx.Err() != nil {
+			return nil, nil, err
+		}
+		// One refused row rolls back the whole transaction: record the
+		// rows one by one so that it costs only its own verdict.
+		ops, allFailed := ledger.RecordEach(ctx, outcomes, errs, s.Record)
+		if allFailed {
+			return nil, nil, err
+		}
+		return ops, errs, nil
 	}
 	ledger.ExplainUnapplied(ctx, outcomes, errs, applied, s.Get)
 	return ops, errs, nil
@@ -218,4 +229,15 @@ func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([
 		return nil, fmt.Errorf("lease unknown: %w", err)
 	}
 	return ops, nil
+}
+
+// countNil counts the outcomes of a batch still valid.
+func countNil(errs []error) int {
+	n := 0
+	for _, e := range errs {
+		if e == nil {
+			n++
+		}
+	}
+	return n
 }

@@ -6,9 +6,11 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,8 +46,28 @@ func Postgres() ledgertest.Harness {
 			mu.Unlock()
 			return postgres.New(pgtest.Pool(t, cfg), now)
 		},
+		RefuseRemoteRef: func(t testing.TB, s ledger.Store, ref string) {
+			mu.Lock()
+			cfg := configs[s]
+			mu.Unlock()
+			// ref is the test's own constant; quote_literal keeps it inert.
+			_, err := pgtest.Pool(t, cfg).Exec(context.Background(), fmt.Sprintf(`
+CREATE FUNCTION settle_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF NEW.remote_ref = %s THEN RAISE EXCEPTION 'refused by the test'; END IF;
+	RETURN NEW;
+END $f$;
+CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
+	FOR EACH ROW EXECUTE FUNCTION settle_test_refuse();`, pgQuote(ref)))
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 	}
 }
+
+// pgQuote is a SQL string literal of s (a test's constant).
+func pgQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // SQLite returns a harness whose stores each get a fresh file; a sibling is
 // a second Store (its own connections) on the same file, like a second
@@ -75,6 +97,20 @@ func SQLite() ledgertest.Harness {
 			path := paths[s]
 			mu.Unlock()
 			return open(t, path, now)
+		},
+		RefuseRemoteRef: func(t testing.TB, s ledger.Store, ref string) {
+			mu.Lock()
+			path := paths[s]
+			mu.Unlock()
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
+				WHEN NEW.remote_ref = ` + pgQuote(ref) + ` BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+				t.Fatal(err)
+			}
 		},
 	}
 }
