@@ -74,6 +74,10 @@ type Config struct {
 	Contracts      Contracts
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
+	// MaxWebhookReads caps webhook bodies read at once; one more waits
+	// up to WebhookWait, then is refused with 503. 0 means the defaults.
+	MaxWebhookReads int
+	WebhookWait     time.Duration
 
 	// Client asks targets on a person's behalf (the console's checks of
 	// "confirm succeeded" and supersede), with the deployment's credentials
@@ -129,6 +133,8 @@ type server struct {
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
+	webhookReads   *semaphore
+	shed           *sheddingLog     // refusals a flood drives, rate-limited
 	counters       *metrics.Metrics // nil: not counted
 	rates          *tokenRates      // nil: unlimited
 	creates        *createSlots
@@ -184,6 +190,9 @@ func New(cfg Config) *echo.Echo {
 		s.now = time.Now
 	}
 	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
+	s.shed = newSheddingLog(s.log)
+	s.webhookReads = newSemaphore(positive(cfg.MaxWebhookReads, DefaultMaxWebhookReads),
+		positive(cfg.WebhookWait, DefaultWebhookWait))
 	s.creates = newCreateSlots(cfg.MaxCreates, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -238,6 +247,14 @@ func New(cfg Config) *echo.Echo {
 		s.routesConsole(e)
 	}
 	return e
+}
+
+// positive returns v, or def when v is not positive.
+func positive[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // implementation returns set when it is not nil, else the first of the
