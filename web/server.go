@@ -65,8 +65,11 @@ type Config struct {
 	RateBurst int
 	// MaxCreates caps creates in progress; one more waits up to CreateWait
 	// for a slot, then is refused with 503. 0 means the defaults.
-	MaxCreates int
-	CreateWait time.Duration
+	// MaxCreatesPerTenant caps those of one tenant (at most MaxCreates);
+	// 0 leaves a quarter of MaxCreates, at least one, to other tenants.
+	MaxCreates          int
+	MaxCreatesPerTenant int
+	CreateWait          time.Duration
 
 	// Webhooks: the contracts name each target's signing scheme, the
 	// secrets (read from the environment at start-up) verify deliveries,
@@ -193,7 +196,7 @@ func New(cfg Config) *echo.Echo {
 	s.shed = newSheddingLog(s.log)
 	s.webhookReads = newSemaphore(positive(cfg.MaxWebhookReads, DefaultMaxWebhookReads),
 		positive(cfg.WebhookWait, DefaultWebhookWait))
-	s.creates = newCreateSlots(cfg.MaxCreates, cfg.CreateWait)
+	s.creates = newCreateSlots(cfg.MaxCreates, cfg.MaxCreatesPerTenant, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
