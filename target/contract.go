@@ -303,6 +303,10 @@ type Webhook struct {
 	SignatureHeader string        // default "Settle-Signature"
 	ObjectField     string        // dotted path of the object in the event; default "data"
 	EventIDField    string        // dotted path of the event id; default "id"
+	// MaxBodyBytes bounds a delivery's body (413 beyond it); Parse sets
+	// it to MaxWebhookBody unless the contract asks for less. 0, in a
+	// Webhook built in code, means MaxWebhookBody.
+	MaxBodyBytes int
 }
 
 // rule finds the row for status. It scans the rows rather than a compiled

@@ -330,6 +330,10 @@ func TestParse_Errors(t *testing.T) {
 			"c.yaml:9: targets[0].webhook.secret_env: must name an environment variable (A-Z, 0-9, _), never hold the secret itself"}},
 		{"webhook tolerance", edit("    webhook: {secret_env: X, tolerance: 2h}\n"), []string{
 			"c.yaml:9: targets[0].webhook.tolerance: must be more than 0s and at most 1h0m0s"}},
+		{"webhook body limit above the server's", edit("    webhook: {secret_env: X, max_body_bytes: 1048577}\n"), []string{
+			"c.yaml:9: targets[0].webhook.max_body_bytes: must be a whole number of bytes from 1 to 1048576"}},
+		{"webhook body limit not a number", edit("    webhook: {secret_env: X, max_body_bytes: 64KiB}\n"), []string{
+			"c.yaml:9: targets[0].webhook.max_body_bytes: must be a whole number of bytes from 1 to 1048576"}},
 
 		// Problems in several targets are all reported.
 		{"errors in two targets", replace("deadline: 24h", "deadline: 1 day", strings.Replace(second, "name: T1", "name: t2", 1)+"    timeout: 1 min\n"), []string{

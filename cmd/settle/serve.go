@@ -217,7 +217,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reg.MustRegister(gauges)
 	webCfg := web.Config{Store: store, Counters: counters, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
-		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
+		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
 		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
