@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,5 +117,31 @@ func TestServe_SignInProviderDown(t *testing.T) {
 	}
 	if n := strings.Count(log, "sign-in is available again"); n != 1 {
 		t.Errorf("recovery logged %d times, want once:\n%s", n, log)
+	}
+}
+
+// settle config check tries the provider's discovery: with the provider
+// down it says so and exits 1; once it is up, it says it answered.
+func TestConfigCheck_TriesDiscovery(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := oidctest.Down(t)
+	cfgPath, env := consoleConfig(t, dir, "127.0.0.1:8080", p)
+	check := func() (string, error) {
+		cmd := exec.Command(binary, "config", "check", "--addr", "127.0.0.1:8080", "--console-config", cfgPath)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := check()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out, "the OpenID provider could not be reached") ||
+		strings.Contains(out, "settle serve would start with this configuration") {
+		t.Fatalf("provider down: %v\n%s", err, out)
+	}
+	p.Up(t)
+	out, err = check()
+	if err != nil || !strings.Contains(out, "the OpenID provider at "+p.Issuer+" answered its discovery") {
+		t.Fatalf("provider up: %v\n%s", err, out)
 	}
 }
