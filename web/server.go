@@ -236,6 +236,12 @@ func New(cfg Config) *echo.Echo {
 			s.log.Warn("not ready: store unreachable", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 			return c.String(http.StatusServiceUnavailable, "store unreachable\n")
 		}
+		// A console whose sign-in is down (its OpenID provider cannot be
+		// reached) is degraded, not unready: the API and the webhooks
+		// work, and taking the replica out would stop them too.
+		if h, ok := s.signIn.(interface{ Unavailable() error }); ok && h.Unavailable() != nil {
+			return c.String(http.StatusOK, "ready; console degraded: sign-in unavailable\n")
+		}
 		return c.String(http.StatusOK, "ready\n")
 	})
 	if !cfg.MetricsElsewhere {
