@@ -207,6 +207,9 @@ func (c *Console) DeleteExpired(ctx context.Context) (int, error) {
 // identity and redirects to ret. An identity whose claims grant no role
 // gets the 403 "no role" page and no session.
 func (c *Console) signIn(ec echo.Context, subject, name, email string, claims []string, ret string) error {
+	// The one normalisation of a person's subject, shared with the CLI's
+	// --as, so the two-person rule sees one person however it was typed.
+	subject = ledger.NormalizeSubject(subject)
 	if len(BindingsFor(*c.rules.Load(), claims)) == 0 {
 		c.log.Info("sign-in refused: no role", "subject", subject, "request_id", requestID(ec))
 		return c.render(ec, http.StatusForbidden, SignInView{NoRole: true, Return: ret,
