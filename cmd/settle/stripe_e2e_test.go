@@ -35,7 +35,9 @@ func TestEndToEnd_Stripe(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"SETTLE_SIM_API_KEY=" + stripeKey}
 	addr := freeAddr(t)
-	simArgs := []string{"--flavor", "stripe", "--addr", addr, "--name", "stripe", "--lag", "5s", "--seed", "7",
+	// --account-required: a Connect platform, whose contract sends each
+	// tenant's Stripe-Account.
+	simArgs := []string{"--flavor", "stripe", "--addr", addr, "--name", "stripe", "--lag", "5s", "--seed", "7", "--account-required",
 		"--drop-after-commit", "0.1", "--fail-after-commit", "0.1", "--slow", "0.05"}
 	printed := exec.Command(binary, append([]string{"sim", "--print-contract"}, simArgs...)...)
 	printed.Env = append(os.Environ(), env...)
