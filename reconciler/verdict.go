@@ -9,6 +9,9 @@ package reconciler
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"settle/ledger"
 	"settle/target"
@@ -99,7 +102,11 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 		return v
 	case target.RejectedWithoutSideEffect:
 		ev["documentation"] = c.Cites(a.Status)
-		return verdict{to: ledger.FailedTerminal, reason: fmt.Sprintf("rejected with %d, documented as having no side effect", a.Status), evidence: ev}
+		v := verdict{to: ledger.FailedTerminal, reason: fmt.Sprintf("rejected with %d, documented as having no side effect", a.Status), evidence: ev}
+		if obj, ok := c.ErrorObject(a.Body); ok {
+			return errorObjectVerdict(c, op, obj, v)
+		}
+		return v
 	case target.InProgress:
 		v := unknown("another attempt with the same key is still executing", ev)
 		v.soon = true
@@ -177,4 +184,60 @@ func objectVerdict(c *target.Contract, op ledger.Operation, body []byte, ev map[
 func mismatchEvidence(ev map[string]any, bad []target.Mismatch) {
 	ev["mismatched_fields"] = target.MismatchFields(bad)
 	ev["mismatch_kinds"] = target.MismatchKinds(bad)
+}
+
+// maxRemoteID bounds an object id settle keeps from an error answer.
+const maxRemoteID = 256
+
+// errorObjectVerdict reads the object a rejection documented as having no
+// side effect carries (response.error_object_field: Stripe's declined
+// PaymentIntent, created and left in requires_payment_method). The status
+// row decides the outcome; the object adds its id, kept as the remote
+// reference and evidence so that the auditor and a person can find it —
+// but only when it is this operation's (its reference and tenant, where
+// the contract names them) and its own status does not say otherwise. An
+// object whose status reads succeeded or a listed pending value
+// contradicts the row: the operation stays UNKNOWN and is looked up. One
+// the contract cannot read adds nothing: the documented row still holds.
+func errorObjectVerdict(c *target.Contract, op ledger.Operation, obj []byte, v verdict) verdict {
+	ev := v.evidence
+	ref, tenant := c.References(obj)
+	if (c.ReferenceField != "" && ref != op.RemoteKey) || (c.TenantField != "" && tenant != op.Tenant) {
+		ev["error_object"] = "ignored: it does not carry this operation's reference and tenant"
+		return v
+	}
+	st, err := c.ObjectStatus(obj)
+	switch {
+	case err != nil:
+		ev["error_object"] = "ignored: its status is unreadable"
+		return v
+	case c.Response.StatusField != "" && (st.Outcome == target.ObjectSucceeded || st.Status != "" && st.Outcome == target.ObjectPending):
+		ev["object_status"] = st.Status
+		return unknown(fmt.Sprintf("the %d answer is documented as having no side effect, but the object it carries has status %q, documented as %s",
+			ev["status"], st.Status, st.Outcome), ev)
+	}
+	id, err := c.RemoteID(obj)
+	if err != nil || !plainID(id) {
+		ev["error_object"] = "ignored: its id is missing, longer than 256 bytes or not plain text"
+		return v
+	}
+	ev["remote_id"], v.remoteRef = id, id
+	if st.Status != "" {
+		ev["object_status"] = st.Status // a value the contract lists
+		ev["object_documentation"] = st.Documentation
+	}
+	// The id goes into evidence and the remote reference, not into the
+	// reason, which never repeats what a target wrote.
+	v.reason += "; the object it created is kept as the remote reference"
+	return v
+}
+
+// plainID reports whether a provider's object id is fit to store and show:
+// valid UTF-8, 1 to maxRemoteID bytes, no control characters.
+// TODO(issue 23): use the shared provider-id check of branch badanswers.
+func plainID(id string) bool {
+	if id == "" || len(id) > maxRemoteID || !utf8.ValidString(id) {
+		return false
+	}
+	return strings.IndexFunc(id, unicode.IsControl) < 0
 }

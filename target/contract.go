@@ -190,6 +190,12 @@ type Response struct {
 	// listed means pending. Non-empty exactly when StatusField is set, and
 	// holds at least one ObjectSucceeded row.
 	Statuses []StatusRule
+	// ErrorObjectField is the dotted path, in the body of an answer whose
+	// status is rejected_without_side_effect, of the object that request
+	// created all the same (Stripe's declined PaymentIntent sits at
+	// error.payment_intent); IDField and StatusField are read inside it.
+	// "" = such answers carry none.
+	ErrorObjectField string
 }
 
 // MatchRule is how one match field compares.

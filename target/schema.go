@@ -122,7 +122,7 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 	}
 	c.LateRequestsRejected = o.boolean("late_requests_rejected")
 	c.Outcomes = o.outcomes(c)
-	if r := o.need("response", "id_field", "match", "status_field", "statuses"); r != nil {
+	if r := o.need("response", "id_field", "match", "status_field", "statuses", "error_object_field"); r != nil {
 		c.Response = r.response(c)
 	}
 	c.Auth = o.auth()

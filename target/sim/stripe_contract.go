@@ -97,6 +97,7 @@ func (s *Sim) stripeContract(name, base string, today time.Time) []byte {
 	} {
 		p("        - {value: %s, outcome: %s, documentation: %s}", st.value, st.outcome, cite("statuses"))
 	}
+	p("      error_object_field: error.payment_intent  # %s", docs+"#declines")
 	return b.Bytes()
 }
 
