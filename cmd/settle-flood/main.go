@@ -34,6 +34,7 @@ func main() {
 // options are the floods to run.
 type options struct {
 	base, metrics, target string
+	healthz               string
 	webhookConns          int
 	webhookBody           int
 	slowConns             int
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.base, "url", "http://127.0.0.1:8080", "settle serve's base URL (--addr)")
 	fs.StringVar(&o.metrics, "metrics-url", "", "its /metrics, for process_resident_memory_bytes; empty: <url>/metrics")
+	fs.StringVar(&o.healthz, "healthz-url", "", "the /healthz to probe (e.g. on --metrics-addr); empty: <url>/healthz")
 	fs.StringVar(&o.target, "target", "payments", "a target whose contract has a webhook block")
 	fs.IntVar(&o.webhookConns, "webhook-conns", 1200, "connections each sending one unsigned webhook body")
 	fs.IntVar(&o.webhookBody, "webhook-body", 1<<20, "bytes of each unsigned webhook body")
@@ -60,6 +62,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *short {
 		o.webhookConns, o.slowConns, o.hold, o.pace, o.probes = 50, 50, 2*time.Second, 500*time.Millisecond, 3
+	}
+	if o.healthz == "" {
+		o.healthz = strings.TrimSuffix(o.base, "/") + "/healthz"
 	}
 	if o.metrics == "" {
 		o.metrics = strings.TrimSuffix(o.base, "/") + "/metrics"
@@ -144,7 +149,7 @@ func (m *meter) phase(ctx context.Context, name string, conns int, flood func(ct
 func (m *meter) healthz() (time.Duration, bool) {
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	start := time.Now()
-	resp, err := client.Get(strings.TrimSuffix(m.o.base, "/") + "/healthz")
+	resp, err := client.Get(m.o.healthz)
 	if err != nil {
 		return time.Since(start), false
 	}
