@@ -10,19 +10,49 @@ import (
 
 // connLimiter counts a server's open connections and knows which of them
 // are idle (accepted but no request started, or between keep-alive
-// requests): those may be closed to admit a new one at the cap.
+// requests) and which are reading a request body: those may be closed to
+// admit a new one at the cap, the idle first.
 type connLimiter struct {
 	max     int
 	freed   chan struct{} // a connection closed or turned idle
 	evicted atomic.Int64
+	shed    atomic.Int64
 
-	mu   sync.Mutex
-	open int
-	idle map[*limitedConn]time.Time // since when
+	mu      sync.Mutex
+	open    int
+	idle    map[*limitedConn]time.Time // since when
+	reading map[*limitedConn]time.Time // reading a request body, since when
 }
 
 func newConnLimiter(max int) *connLimiter {
-	return &connLimiter{max: max, freed: make(chan struct{}, 1), idle: map[*limitedConn]time.Time{}}
+	return &connLimiter{max: max, freed: make(chan struct{}, 1),
+		idle: map[*limitedConn]time.Time{}, reading: map[*limitedConn]time.Time{}}
+}
+
+// readingBody records that c started (since non-zero) or ended reading a
+// request body.
+func (l *connLimiter) readingBody(c *limitedConn, since time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if since.IsZero() || c.closed {
+		delete(l.reading, c)
+		return
+	}
+	l.reading[c] = since
+}
+
+// oldest returns the connection of m that has been there the longest.
+func oldest(m map[*limitedConn]time.Time) *limitedConn {
+	var (
+		victim *limitedConn
+		since  time.Time
+	)
+	for lc, at := range m {
+		if victim == nil || at.Before(since) {
+			victim, since = lc, at
+		}
+	}
+	return victim
 }
 
 func (l *connLimiter) openConns() int {
@@ -38,8 +68,11 @@ func (l *connLimiter) signal() {
 	}
 }
 
-// admit takes c under the cap, closing the longest-idle connection if the
-// cap is reached. It returns nil when every connection is busy.
+// admit takes c under the cap. At the cap it closes the longest-idle
+// connection or, with none idle, the one that has been reading a request
+// body the longest: at the cap those are a flood of slow bodies, and a
+// real client sends its body within moments. It returns nil when every
+// connection is busy with a request whose body has been read.
 func (l *connLimiter) admit(c net.Conn) *limitedConn {
 	for {
 		l.mu.Lock()
@@ -50,21 +83,16 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 			l.mu.Unlock()
 			return lc
 		}
-		var (
-			victim *limitedConn
-			since  time.Time
-		)
-		for lc, at := range l.idle {
-			if victim == nil || at.Before(since) {
-				victim, since = lc, at
-			}
+		victim, counter := oldest(l.idle), &l.evicted
+		if victim == nil {
+			victim, counter = oldest(l.reading), &l.shed
 		}
 		l.mu.Unlock()
 		if victim == nil {
 			return nil
 		}
 		victim.Close()
-		l.evicted.Add(1)
+		counter.Add(1)
 	}
 }
 
@@ -139,6 +167,7 @@ func (c *limitedConn) Close() error {
 		c.closed = true
 		c.l.open--
 		delete(c.l.idle, c)
+		delete(c.l.reading, c)
 	}
 	c.l.mu.Unlock()
 	if first {

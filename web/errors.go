@@ -76,7 +76,14 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		code := ledger.ErrorCode(err)
 		status, body.Error, body.Message = statusOf(code), string(code), ledger.ErrorMessage(err)
 	}
-	if status >= 500 && pe == nil { // a pageError is a refusal the console chose, not a failure
+	switch {
+	case status == http.StatusServiceUnavailable && he != nil && c.Response().Header().Get("Retry-After") != "":
+		// settle's own refusal for lack of a slot (the only 503s with a
+		// Retry-After): a flood drives these, so they are WARN,
+		// rate-limited, and keep their message.
+		s.shed.warn("request refused: overloaded", "route", c.Path(), "request_id",
+			c.Response().Header().Get(echo.HeaderXRequestID))
+	case status >= 500 && pe == nil: // a pageError is a refusal the console chose, not a failure
 		s.log.Error("request failed", "route", c.Path(), "request_id",
 			c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 		body.Message = "internal error; the request id is in the X-Request-Id header"

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
@@ -37,12 +38,17 @@ func headers(next echo.HandlerFunc) echo.HandlerFunc {
 const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// Metrics serves reg at /metrics, and nothing else, for a listener of its
-// own (settle serve --metrics-addr): operational metrics then stay off the
-// public listener.
+// Metrics serves reg at /metrics, and /healthz, and nothing else, for a
+// listener of its own (settle serve --metrics-addr): operational metrics
+// then stay off the public listener, and a probe there answers however
+// the public one is flooded.
 func Metrics(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(echo.HeaderContentType, echo.MIMETextPlainCharsetUTF8)
+		_, _ = io.WriteString(w, "ok\n")
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(echo.HeaderXContentTypeOptions, "nosniff")
 		mux.ServeHTTP(w, r)

@@ -115,7 +115,10 @@ func TestHeaders_MetricsElsewhere(t *testing.T) {
 	if r.StatusCode != http.StatusOK || r.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("metrics listener /metrics: %d %v", r.StatusCode, r.Header)
 	}
+	if r := get(metrics.URL + "/healthz"); r.StatusCode != http.StatusOK {
+		t.Fatalf("metrics listener /healthz: %d", r.StatusCode)
+	}
 	if r := get(metrics.URL + "/api/v1/operations"); r.StatusCode != http.StatusNotFound {
-		t.Fatalf("metrics listener serves more than /metrics: %d", r.StatusCode)
+		t.Fatalf("metrics listener serves more than /metrics and /healthz: %d", r.StatusCode)
 	}
 }

@@ -18,6 +18,10 @@ type ServerLimits struct {
 	// ReadTimeout bounds reading a whole request, body included, however
 	// steadily it trickles in.
 	ReadTimeout time.Duration
+	// BodyTimeout bounds reading each 64 KiB of a request body: a body
+	// that does not bring another 64 KiB every BodyTimeout is cut off
+	// (within ReadTimeout in all).
+	BodyTimeout time.Duration
 	// WriteTimeout bounds a request from the end of its header to the end
 	// of its response; it must exceed ReadTimeout plus the slowest handler
 	// (a create waits up to 30 s on the store).
@@ -35,6 +39,7 @@ type ServerLimits struct {
 var DefaultServerLimits = ServerLimits{
 	ReadHeaderTimeout: 10 * time.Second,
 	ReadTimeout:       30 * time.Second,
+	BodyTimeout:       5 * time.Second,
 	WriteTimeout:      60 * time.Second,
 	IdleTimeout:       60 * time.Second,
 	MaxHeaderBytes:    32 << 10,
@@ -44,7 +49,7 @@ var DefaultServerLimits = ServerLimits{
 func (l ServerLimits) withDefaults() ServerLimits {
 	d := DefaultServerLimits
 	for _, f := range []struct{ v, def *time.Duration }{
-		{&l.ReadHeaderTimeout, &d.ReadHeaderTimeout}, {&l.ReadTimeout, &d.ReadTimeout},
+		{&l.ReadHeaderTimeout, &d.ReadHeaderTimeout}, {&l.ReadTimeout, &d.ReadTimeout}, {&l.BodyTimeout, &d.BodyTimeout},
 		{&l.WriteTimeout, &d.WriteTimeout}, {&l.IdleTimeout, &d.IdleTimeout},
 	} {
 		if *f.v <= 0 {
@@ -68,8 +73,11 @@ func (l ServerLimits) withDefaults() ServerLimits {
 // sends to targets and webhook senders need too. It does not lock
 // everyone else out: a connection that has not started a request (new and
 // silent, or idle between keep-alive requests) is evictable, and a new
-// connection arriving at the cap closes the one idle the longest. Only
-// when every connection is busy with a request does a new one wait, in
+// connection arriving at the cap closes the one idle the longest. With
+// none idle, it closes the one that has been reading a request body the
+// longest, so a flood of trickled bodies cannot hold the cap either;
+// bodies must also keep a pace (BodyTimeout per 64 KiB). Only when every
+// connection is busy with a request past its body does a new one wait, in
 // the kernel's listen queue, for one to finish. Silent and idle
 // connections also end on their own after ReadHeaderTimeout and
 // IdleTimeout.
@@ -83,7 +91,8 @@ func NewHTTPServer(h http.Handler, limits ServerLimits) *HTTPServer {
 	l := limits.withDefaults()
 	conns := newConnLimiter(l.MaxConns)
 	return &HTTPServer{conns: conns, Server: &http.Server{
-		Handler:           h,
+		Handler:           paceBodies(h, l.BodyTimeout, l.ReadTimeout),
+		ConnContext:       withConn,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		ReadTimeout:       l.ReadTimeout,
 		WriteTimeout:      l.WriteTimeout,
@@ -112,7 +121,12 @@ func (s *HTTPServer) OpenConns() int { return s.conns.openConns() }
 // ones at the cap.
 func (s *HTTPServer) Evicted() int64 { return s.conns.evicted.Load() }
 
-// Register exports the connection count and the evictions to reg.
+// Shed is the number of connections closed so far, while reading a
+// request body, to admit new ones at the cap.
+func (s *HTTPServer) Shed() int64 { return s.conns.shed.Load() }
+
+// Register exports the connection count, the evictions and the slow
+// bodies shed to reg.
 func (s *HTTPServer) Register(reg prometheus.Registerer, name string) {
 	labels := prometheus.Labels{"listener": name}
 	reg.MustRegister(
@@ -122,5 +136,8 @@ func (s *HTTPServer) Register(reg prometheus.Registerer, name string) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "settle_http_evicted_connections_total",
 			Help: "Idle client connections closed to admit a new one at the connection cap, by listener.", ConstLabels: labels},
 			func() float64 { return float64(s.Evicted()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "settle_http_shed_slow_bodies_total",
+			Help: "Connections closed while reading a request body, to admit a new one at the connection cap with none idle, by listener.", ConstLabels: labels},
+			func() float64 { return float64(s.Shed()) }),
 	)
 }

@@ -24,6 +24,8 @@ func httpFlags(fs *flag.FlagSet, l *web.ServerLimits) {
 		"time to read a request's header; also how long a new connection may stay silent")
 	fs.DurationVar(&l.ReadTimeout, "read-timeout", d.ReadTimeout,
 		"time to read a whole request, body included")
+	fs.DurationVar(&l.BodyTimeout, "body-timeout", d.BodyTimeout,
+		"time to read each 64 KiB of a request body; a slower body is cut off, and at --max-conns the slowest is shed first")
 	fs.DurationVar(&l.WriteTimeout, "write-timeout", d.WriteTimeout,
 		"time from the end of a request's header to the end of its response; must exceed --read-timeout")
 	fs.DurationVar(&l.IdleTimeout, "idle-timeout", d.IdleTimeout,
@@ -47,6 +49,7 @@ func checkHTTPFlags(l web.ServerLimits, stderr io.Writer) error {
 	}{
 		{"read-header-timeout", l.ReadHeaderTimeout, l.ReadHeaderTimeout > 0},
 		{"read-timeout", l.ReadTimeout, l.ReadTimeout > 0},
+		{"body-timeout", l.BodyTimeout, l.BodyTimeout > 0},
 		{"write-timeout", l.WriteTimeout, l.WriteTimeout > 0},
 		{"idle-timeout", l.IdleTimeout, l.IdleTimeout > 0},
 	} {

@@ -93,6 +93,7 @@ func TestServe_HTTPLimitFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--read-header-timeout", "0s"},
 		{"--read-timeout", "-1s"},
+		{"--body-timeout", "0s"},
 		{"--write-timeout", "0"},
 		{"--idle-timeout", "x"},
 		{"--read-timeout", "1m", "--write-timeout", "30s"},
