@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -191,6 +192,17 @@ func (c *Console) Principal(r *http.Request) (*Principal, error) {
 	email, _ := sess.Values[ValueEmail].(string)
 	claims, _ := sess.Values[ValueClaims].([]string)
 	return &Principal{Subject: subject, Name: name, Email: email, Bindings: BindingsFor(*c.rules.Load(), claims)}, nil
+}
+
+// SessionBinding returns what names r's live session for the console's
+// CSRF tokens — the hex SHA-256 of its id, never the id — or "" when r
+// has none. Only a database failure is an error.
+func (c *Console) SessionBinding(r *http.Request) (string, error) {
+	sess, err := c.store.Get(r, SessionCookie)
+	if err != nil || sess.IsNew {
+		return "", err
+	}
+	return hex.EncodeToString(hashID(sess.ID)), nil
 }
 
 // RevokeSubject ends every session of subject at once.
