@@ -238,7 +238,10 @@ func (c *Console) signIn(ec echo.Context, subject, name, email string, claims []
 	if err := c.store.Save(r, w, sess); err != nil {
 		return err
 	}
-	c.log.Info("signed in", "subject", subject, "request_id", requestID(ec))
+	// The name tells an operator whose an opaque provider subject is; the
+	// e-mail is personal data the INFO log does not need to keep.
+	c.log.Info("signed in", "subject", subject, "name", name, "request_id", requestID(ec))
+	c.log.Debug("signed in: e-mail", "subject", subject, "email", email, "request_id", requestID(ec))
 	return ec.Redirect(http.StatusSeeOther, ret)
 }
 

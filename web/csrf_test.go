@@ -21,7 +21,8 @@ func csrfConsole(t *testing.T, secure bool) *console {
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	opts := []auth.Option{auth.WithListenAddr(srv.Listener.Addr().String())}
+	log := leakCheckedLog(t)
+	opts := []auth.Option{auth.WithListenAddr(srv.Listener.Addr().String()), auth.WithLogger(log)}
 	if !secure {
 		opts = append(opts, auth.WithInsecureCookie())
 	}
@@ -29,7 +30,7 @@ func csrfConsole(t *testing.T, secure bool) *console {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn, Logger: leakCheckedLog(t),
+	handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn, Logger: log,
 		InsecureCookies: !signIn.Sessions().Secure(), Targets: consoleTargets{testTargets}, Contracts: testContracts(t)})
 	return &console{t: t, base: srv.URL, store: s}
 }
@@ -124,5 +125,17 @@ func TestCSRF_QueryAndOrigin(t *testing.T) {
 	}
 	if r := b.do(http.MethodPost, "/login/demo", form, "Origin", c.base); r.status != http.StatusSeeOther {
 		t.Fatalf("same Origin: %d %s", r.status, r.body)
+	}
+}
+
+// The header shows the stable subject beside the name: the subject the
+// event log and `settle session revoke` use.
+func TestConsole_HeaderShowsSubject(t *testing.T) {
+	t.Parallel()
+	c := csrfConsole(t, false)
+	b := c.as("")
+	b.demoSignIn("support")
+	if page := string(b.get("/operations").body); !strings.Contains(page, `data-testid="user-identity">sam@demo.invalid · demo:support<`) {
+		t.Fatalf("no subject in the header:\n%s", page)
 	}
 }
