@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -193,6 +194,17 @@ func (c *Console) Principal(r *http.Request) (*Principal, error) {
 	return &Principal{Subject: subject, Name: name, Email: email, Bindings: BindingsFor(*c.rules.Load(), claims)}, nil
 }
 
+// SessionBinding returns what names r's live session for the console's
+// CSRF tokens — the hex SHA-256 of its id, never the id — or "" when r
+// has none. Only a database failure is an error.
+func (c *Console) SessionBinding(r *http.Request) (string, error) {
+	sess, err := c.store.Get(r, SessionCookie)
+	if err != nil || sess.IsNew {
+		return "", err
+	}
+	return hex.EncodeToString(hashID(sess.ID)), nil
+}
+
 // RevokeSubject ends every session of subject at once.
 func (c *Console) RevokeSubject(ctx context.Context, subject string) (int, error) {
 	return c.store.sessions.RevokeSessions(ctx, subject)
@@ -229,7 +241,10 @@ func (c *Console) signIn(ec echo.Context, subject, name, email string, claims []
 	if err := c.store.Save(r, w, sess); err != nil {
 		return err
 	}
-	c.log.Info("signed in", "subject", subject, "request_id", requestID(ec))
+	// The name tells an operator whose an opaque provider subject is; the
+	// e-mail is personal data the INFO log does not need to keep.
+	c.log.Info("signed in", "subject", subject, "name", name, "request_id", requestID(ec))
+	c.log.Debug("signed in: e-mail", "subject", subject, "email", email, "request_id", requestID(ec))
 	return ec.Redirect(http.StatusSeeOther, ret)
 }
 

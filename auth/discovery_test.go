@@ -121,3 +121,23 @@ func TestSignIn_ProviderUnreachableAtExchange(t *testing.T) {
 		t.Fatalf("status %d, page %q", resp.StatusCode, page)
 	}
 }
+
+// The "signed in" line names the person beside their subject; the e-mail
+// is logged only at DEBUG.
+func TestSignIn_LogLine(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		t.Run(level.String(), func(t *testing.T) {
+			logs := &syncBuffer{}
+			e := newEnvWith(t, storetest.SQLite(), oidctest.Start(t, ada),
+				auth.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))))
+			e.follow(e.signIn(e.client, "ada-sub", flow{ret: "/"}), http.StatusSeeOther)
+			out := logs.String()
+			if !strings.Contains(out, `msg="signed in" component=console-auth subject=oidc:ada-sub name="Ada Lovelace"`) {
+				t.Fatalf("no signed-in line with the name:\n%s", out)
+			}
+			if got := strings.Contains(out, "ada@example.com"); got != (level == slog.LevelDebug) {
+				t.Fatalf("e-mail in the log at %s: %v\n%s", level, got, out)
+			}
+		})
+	}
+}

@@ -1,12 +1,15 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -17,17 +20,33 @@ import (
 	"settle/ledger"
 )
 
-// flowCookie carries one sign-in attempt from /login to /auth/callback.
+// A flow cookie carries one sign-in attempt from /login to
+// /auth/callback. Each attempt has its own cookie, named after its state,
+// so that a browser with several tabs signing in at once can finish them
+// in any order; the callback keeps at most maxPending of them, the oldest
+// going first.
 const (
-	flowCookie = "settle_signin"
-	flowMaxAge = 10 * time.Minute
+	flowCookiePrefix = "settle_signin_"
+	flowMaxAge       = 10 * time.Minute
+	maxPending       = 5
+	flowNameLen      = 16 // hex characters of the state in the cookie's name
 )
 
 // flowState is what the flow cookie holds (signed and encrypted): the
-// state and nonce the provider must echo, the PKCE verifier, and the path
-// to return to.
+// state and nonce the provider must echo, the PKCE verifier, the path to
+// return to, and when the attempt started (to drop the oldest).
 type flowState struct {
 	State, Nonce, Verifier, Return string
+	Started                        int64 // Unix nanoseconds
+}
+
+// flowCookieName is the name of the flow cookie of the attempt with this
+// state, or "" for a state this console cannot have made.
+func flowCookieName(state string) string {
+	if len(state) != 64 || strings.Trim(state, "0123456789abcdef") != "" {
+		return ""
+	}
+	return flowCookiePrefix + state[:flowNameLen]
 }
 
 // oidcFlow is the authorization-code flow with PKCE, state and nonce.
@@ -99,13 +118,52 @@ func (f *oidcFlow) start(ec echo.Context, ret string) error {
 	}
 	fs.Verifier = oauth2.GenerateVerifier()
 	fs.Return = ret
-	v, err := f.codec.Encode(flowCookie, fs)
+	fs.Started = time.Now().UnixNano()
+	name := flowCookieName(fs.State)
+	v, err := f.codec.Encode(name, fs)
 	if err != nil {
 		return fmt.Errorf("sign in: %w", err)
 	}
-	ec.SetCookie(&http.Cookie{Name: flowCookie, Value: v, Path: CallbackPath, MaxAge: int(flowMaxAge / time.Second),
+	ec.SetCookie(&http.Cookie{Name: name, Value: v, Path: CallbackPath, MaxAge: int(flowMaxAge / time.Second),
 		Secure: f.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	return ec.Redirect(http.StatusFound, f.oauth.AuthCodeURL(fs.State, oidc.Nonce(fs.Nonce), oauth2.S256ChallengeOption(fs.Verifier)))
+}
+
+// tidy clears, at the callback, the flow cookie of the attempt being
+// finished (used once), the flow cookies that no longer decode (expired,
+// or from an old key), and the oldest beyond maxPending. The cookies'
+// Path is the callback, so /login never sees them: the browser's set is
+// bounded here and by their ten-minute lifetime.
+func (f *oidcFlow) tidy(ec echo.Context, used string) {
+	type pending struct {
+		name    string
+		started int64
+	}
+	var live []pending
+	for _, ck := range ec.Request().Cookies() {
+		if !strings.HasPrefix(ck.Name, flowCookiePrefix) {
+			continue
+		}
+		var fs flowState
+		if ck.Name == used || f.codec.Decode(ck.Name, ck.Value, &fs) != nil {
+			f.clear(ec, ck.Name)
+			continue
+		}
+		live = append(live, pending{ck.Name, fs.Started})
+	}
+	if len(live) <= maxPending {
+		return
+	}
+	slices.SortFunc(live, func(a, b pending) int { return cmp.Compare(a.started, b.started) })
+	for _, p := range live[:len(live)-maxPending] {
+		f.clear(ec, p.name)
+	}
+}
+
+// clear deletes the flow cookie name.
+func (f *oidcFlow) clear(ec echo.Context, name string) {
+	ec.SetCookie(&http.Cookie{Name: name, Value: "", Path: CallbackPath, MaxAge: -1,
+		Secure: f.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }
 
 // errSignIn is a failed sign-in whose message may be shown; cause, when
@@ -140,9 +198,10 @@ func (c *Console) callback(ec echo.Context) error {
 	if f == nil {
 		return c.unavailable(ec)
 	}
-	ec.SetCookie(&http.Cookie{Name: flowCookie, Value: "", Path: CallbackPath, MaxAge: -1,
-		Secure: f.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	// Only this attempt's cookie is used up: another tab's attempt, still
+	// pending, keeps its own.
 	id, fs, err := f.finish(ec)
+	f.tidy(ec, flowCookieName(ec.QueryParam("state")))
 	var shown errSignIn
 	if errors.As(err, &shown) {
 		if shown.cause != nil {
@@ -169,8 +228,12 @@ type identity struct {
 
 func (f *oidcFlow) finish(ec echo.Context) (identity, flowState, error) {
 	var fs flowState
-	ck, err := ec.Cookie(flowCookie)
-	if err != nil || f.codec.Decode(flowCookie, ck.Value, &fs) != nil {
+	name := flowCookieName(ec.QueryParam("state"))
+	if name == "" {
+		return identity{}, fs, errSignIn{msg: "This sign-in does not match the one this browser started. Please sign in again."}
+	}
+	ck, err := ec.Cookie(name)
+	if err != nil || f.codec.Decode(name, ck.Value, &fs) != nil {
 		return identity{}, fs, errSignIn{msg: "This sign-in has expired or was started in another browser. Please sign in again."}
 	}
 	q := ec.QueryParams()

@@ -66,12 +66,13 @@ func TestSignIn_CodeFlow(t *testing.T) {
 
 // The flow cookie is HttpOnly, Secure, short-lived and scoped to the
 // callback; the callback clears it, so a code cannot be used twice.
+// (Each attempt has its own: see TestSignIn_TwoTabs.)
 func TestSignIn_FlowCookie(t *testing.T) {
 	e := newEnv(t, storetest.SQLite())
 	resp := e.get(e.client, e.srv.URL+auth.LoginPath)
 	var flowCk *http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == "settle_signin" {
+		if strings.HasPrefix(c.Name, "settle_signin_") {
 			flowCk = c
 		}
 	}
@@ -319,5 +320,45 @@ func TestSession_BindingsResolvedPerRequest(t *testing.T) {
 	e.console.SetBindings(nil)
 	if w := e.who(e.client); w == nil || len(w.Roles) != 0 {
 		t.Fatalf("whoami = %+v, want signed in with no role", w)
+	}
+}
+
+// Two signed-out tabs of one browser start a sign-in each; finishing the
+// older first does not spoil the newer: both complete. The callback keeps
+// the browser's pending attempts few: the oldest beyond five go.
+func TestSignIn_TwoTabs(t *testing.T) {
+	e := newEnv(t, storetest.SQLite())
+	start := func() string {
+		e.provider.SignInAs(t, "ada-sub")
+		return e.follow(e.get(e.client, e.srv.URL+auth.LoginPath), http.StatusFound)
+	}
+	older, newer := start(), start()
+	backOlder := e.follow(e.get(e.client, older), http.StatusFound)
+	backNewer := e.follow(e.get(e.client, newer), http.StatusFound)
+	e.follow(e.get(e.client, backOlder), http.StatusSeeOther)
+	e.follow(e.get(e.client, backNewer), http.StatusSeeOther)
+	if w := e.who(e.client); w == nil || w.Subject != "oidc:ada-sub" {
+		t.Fatalf("whoami = %+v", w)
+	}
+
+	var backs []string
+	for range 8 {
+		backs = append(backs, e.follow(e.get(e.client, start()), http.StatusFound))
+	}
+	e.follow(e.get(e.client, backs[len(backs)-1]), http.StatusSeeOther)
+	cb, _ := url.Parse(e.srv.URL + auth.CallbackPath)
+	pending := 0
+	for _, c := range e.client.Jar.Cookies(cb) {
+		if strings.HasPrefix(c.Name, "settle_signin_") {
+			pending++
+		}
+	}
+	if pending != 5 {
+		t.Fatalf("%d pending sign-ins kept, want 5", pending)
+	}
+	// The newest of those still finishes; the oldest was dropped.
+	e.follow(e.get(e.client, backs[len(backs)-2]), http.StatusSeeOther)
+	if resp := e.get(e.client, backs[0]); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("the oldest attempt: status %d, want 400", resp.StatusCode)
 	}
 }

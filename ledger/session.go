@@ -85,3 +85,18 @@ type SessionStore interface {
 	// this only keeps the table small.
 	DeleteExpiredSessions(ctx context.Context) (int, error)
 }
+
+// MaxListedSessions bounds ListSessions: a deployment has people, not
+// millions of them, and a listing that grows without end is a risk.
+const MaxListedSessions = 1000
+
+// SessionLister lists live console sessions, for `settle session list`:
+// who is signed in, by name and e-mail beside the subject (an opaque
+// provider subject such as Dex's tells an operator nothing). Both stores
+// implement it.
+type SessionLister interface {
+	// ListSessions returns the live sessions (neither idle nor absolutely
+	// expired), subject then newest first; subject "" lists everyone's.
+	// At most MaxListedSessions.
+	ListSessions(ctx context.Context, subject string) ([]Session, error)
+}

@@ -20,6 +20,10 @@ type Layout struct {
 type User struct {
 	Name  string
 	Roles string // "support (acme, globex)"
+	// Identity is the e-mail and the stable subject ("ada@example.com ·
+	// oidc:CiQx…"): the subject is what the event log and `settle session
+	// revoke` use.
+	Identity string
 }
 
 // Link is a navigation entry.

@@ -160,7 +160,7 @@ func (s *server) layout(c echo.Context, title, current string) views.Layout {
 	if p == nil {
 		return l
 	}
-	l.User = &views.User{Name: displayName(p), Roles: rolesText(p)}
+	l.User = &views.User{Name: displayName(p), Roles: rolesText(p), Identity: identityText(p)}
 	for _, n := range navigation {
 		if p.Has(n.permission) {
 			l.Nav = append(l.Nav, views.Link{Label: n.label, Href: n.href, Current: current == n.key})
@@ -194,6 +194,15 @@ func displayName(p *auth.Principal) string {
 		return p.Email
 	}
 	return p.Subject
+}
+
+// identityText is p's e-mail and subject, for the header: a name alone
+// does not tell an operator which subject to revoke.
+func identityText(p *auth.Principal) string {
+	if p.Email == "" {
+		return p.Subject
+	}
+	return p.Email + " · " + p.Subject
 }
 
 // rolesText lists p's roles with the tenants each covers:

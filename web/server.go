@@ -222,7 +222,7 @@ func New(cfg Config) *echo.Echo {
 		if cfg.ReadOnly {
 			e.Use(readOnly)
 		}
-		e.Use(csrf(cfg.InsecureCookies))
+		e.Use(csrf(cfg.InsecureCookies, s.signIn))
 	}
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.String(http.StatusOK, "ok\n")

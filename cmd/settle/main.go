@@ -29,7 +29,7 @@ commands:
   callback    set, show and remove a tenant's callback endpoint
   tenant      set, unset and show a tenant's request parameters (settle tenant set --tenant T --param account=acct_123); erase a tenant's data
   purge       apply the retention policy once, or --dry-run to see what would go
-  session     revoke a person's console sessions at once (settle session revoke --subject S)
+  session     list the live console sessions, or revoke a person's at once (settle session list|revoke)
   sim         run the simulated payments target, or print its contract
   drill       run the fault-injection drill against a target and store its results (exit 1 on a failed test)
   gonogo      evaluate the eleven go/no-go controls per target (exit 1 on any FAIL)

@@ -92,7 +92,7 @@ func TestSession_Usage(t *testing.T) {
 		code int
 	}{
 		{[]string{"session"}, 2},
-		{[]string{"session", "list"}, 2},
+		{[]string{"session", "lst"}, 2},
 		{[]string{"session", "revoke", "--database-url", db}, 2},
 		{[]string{"session", "revoke", "--subject", "ada", "--database-url", db}, 1},
 		{[]string{"session", "-h"}, 0},
@@ -101,5 +101,42 @@ func TestSession_Usage(t *testing.T) {
 		if code, out, errOut := settleCmd(t, c.args...); code != c.code {
 			t.Errorf("%v: exit %d, want %d (stdout %q, stderr %q)", c.args, code, c.code, out, errOut)
 		}
+	}
+}
+
+// settle session list shows whose an opaque provider subject is: the name
+// and e-mail beside it, of live sessions only, narrowed by --subject.
+func TestSession_List(t *testing.T) {
+	t.Parallel()
+	db := "sqlite:" + filepath.Join(t.TempDir(), "settle.db")
+	ss := openSessions(t, db)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for i, who := range []struct{ subject, name, email string }{
+		{"oidc:CiQxZGV4LXVzZXI", "Olga Ops", "olga@example.com"},
+		{"oidc:CiQyb3RoZXI", "Per Person", "per@example.com"},
+	} {
+		h := sha256.Sum256([]byte{byte(i)})
+		if err := ss.CreateSession(ctx, ledger.Session{IDHash: h[:], Subject: who.subject, Name: who.name, Email: who.email,
+			CreatedAt: now, LastSeenAt: now, IdleExpiresAt: now.Add(time.Hour), ExpiresAt: now.Add(12 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := settleCmd(t, "session", "list", "--database-url", db)
+	if code != 0 || errOut != "" || !strings.Contains(out, "SUBJECT") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, want := range []string{"oidc:CiQxZGV4LXVzZXI  Olga Ops    olga@example.com", "oidc:CiQyb3RoZXI", "per@example.com"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = settleCmd(t, "session", "list", "--subject", "oidc:CiQyb3RoZXI", "--database-url", db)
+	if code != 0 || strings.Contains(out, "Olga") || !strings.Contains(out, "Per Person") {
+		t.Fatalf("--subject: exit %d:\n%s", code, out)
+	}
+	settleCmd(t, "session", "revoke", "--subject", "oidc:CiQyb3RoZXI", "--database-url", db)
+	if _, out, _ = settleCmd(t, "session", "list", "--subject", "oidc:CiQyb3RoZXI", "--database-url", db); out != "no live console sessions\n" {
+		t.Fatalf("after revoke:\n%s", out)
 	}
 }

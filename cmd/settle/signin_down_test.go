@@ -86,9 +86,16 @@ func TestServe_SignInProviderDown(t *testing.T) {
 	if code, body, _ := getPage(t, browser, base+"/operations"); code != http.StatusFound && code != http.StatusSeeOther {
 		t.Fatalf("/operations signed out: %d %q", code, body)
 	}
-	if code, body, _ := getPage(t, browser, base+"/login"); code != http.StatusServiceUnavailable ||
-		!strings.Contains(body, "Sign-in is unavailable") {
+	code, body, resp := getPage(t, browser, base+"/login")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "Sign-in is unavailable") {
 		t.Fatalf("/login with the provider down: %d %q", code, body)
+	}
+	// insecure_cookie drops Secure from every console cookie, the CSRF
+	// cookie's too: over plain http the browser would drop it.
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "settle_csrf" && ck.Secure {
+			t.Errorf("settle_csrf is Secure with insecure_cookie: true")
+		}
 	}
 
 	p.Up(t)
@@ -102,7 +109,7 @@ func TestServe_SignInProviderDown(t *testing.T) {
 		t.Fatalf("/readyz after recovery: %d %q", code, body)
 	}
 	p.SignInAs(t, "CiQxops")
-	_, _, resp := getPage(t, browser, loc)
+	_, _, resp = getPage(t, browser, loc)
 	back := resp.Header.Get("Location")
 	if code, body, resp := getPage(t, browser, back); code != http.StatusSeeOther {
 		t.Fatalf("callback: %d %q %v", code, body, resp.Header)

@@ -20,6 +20,7 @@ func RunSessions(t *testing.T, h Harness) {
 	t.Run("DeleteAndRevoke", func(t *testing.T) { testSessionDelete(t, h) })
 	t.Run("DeleteExpired", func(t *testing.T) { testSessionDeleteExpired(t, h) })
 	t.Run("KnownPerson", func(t *testing.T) { testKnownPerson(t, h) })
+	t.Run("List", func(t *testing.T) { testSessionList(t, h) })
 }
 
 // testKnownPerson: a person is known by a session row, or by a console
@@ -48,6 +49,40 @@ func testKnownPerson(t *testing.T, h Harness) {
 		if got, err := ps.KnownPerson(f.ctx, c.tenant, c.subject); err != nil || got != c.want {
 			t.Errorf("KnownPerson(%q, %q) = %v, %v; want %v", c.tenant, c.subject, got, err, c.want)
 		}
+	}
+}
+
+// testSessionList: the live sessions with their names and e-mails, by
+// subject then newest first; ended ones are not listed.
+func testSessionList(t *testing.T, h Harness) {
+	f := setup(t, h)
+	ss := f.sessions()
+	sl, ok := f.store.(ledger.SessionLister)
+	if !ok {
+		t.Fatal("store does not implement ledger.SessionLister")
+	}
+	g := f.addSession("id-g", "oidc:grace")
+	a1 := f.addSession("id-a1", "oidc:ada")
+	f.clk.Advance(time.Minute)
+	a2 := f.addSession("id-a2", "oidc:ada")
+	gone := f.addSession("id-gone", "oidc:ada")
+	if err := ss.DeleteSession(f.ctx, gone.IDHash); err != nil {
+		t.Fatal(err)
+	}
+	all, err := sl.ListSessions(f.ctx, "")
+	if err != nil || len(all) != 3 {
+		t.Fatalf("list = %d sessions, %v; want 3", len(all), err)
+	}
+	sameSession(t, all[0], a2)
+	sameSession(t, all[1], a1)
+	sameSession(t, all[2], g)
+	ada, err := sl.ListSessions(f.ctx, "oidc:ada")
+	if err != nil || len(ada) != 2 || ada[0].Subject != "oidc:ada" || ada[1].Subject != "oidc:ada" {
+		t.Fatalf("list oidc:ada = %+v, %v", ada, err)
+	}
+	f.clk.Advance(2 * time.Hour) // past every idle expiry
+	if left, err := sl.ListSessions(f.ctx, ""); err != nil || len(left) != 0 {
+		t.Fatalf("after idle expiry: %d sessions, %v", len(left), err)
 	}
 }
 

@@ -698,6 +698,11 @@ var planCases = []planCase{
 		_, err := f.s.KnownPerson(ctx, "acme", "oidc:plan")
 		return err
 	}},
+	{name: "ListSessions", seq: []string{"console_sessions: `settle session list` lists every live session, and the table holds live sessions only"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.ListSessions(ctx, "")
+			return err
+		}},
 	{name: "DeleteExpiredSessions", seq: []string{"console_sessions: the idle expiry has no index; the table holds live sessions only"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.DeleteExpiredSessions(ctx)

@@ -129,3 +129,29 @@ func (s *Store) KnownPerson(ctx context.Context, tenant, subject string) (bool, 
 	}
 	return known, nil
 }
+
+var _ ledger.SessionLister = (*Store)(nil)
+
+// ListSessions implements ledger.SessionLister. Sessions belong to
+// people, not tenants: the table has no tenant to filter on.
+func (s *Store) ListSessions(ctx context.Context, subject string) ([]ledger.Session, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sessionCols+` FROM console_sessions
+		WHERE idle_expires_at > $1 AND expires_at > $1 AND ($2 = '' OR subject = $2)
+		ORDER BY subject, created_at DESC, session_hash LIMIT $3`, s.clock(), subject, ledger.MaxListedSessions)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}

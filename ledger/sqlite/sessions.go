@@ -16,7 +16,7 @@ var _ ledger.SessionStore = (*Store)(nil)
 
 const sessionCols = `session_hash, subject, name, email, claims, created_at, last_seen_at, idle_expires_at, expires_at`
 
-func scanSession(row *sql.Row) (ledger.Session, error) {
+func scanSession(row interface{ Scan(...any) error }) (ledger.Session, error) {
 	var (
 		s                               ledger.Session
 		claims                          string
@@ -141,4 +141,30 @@ func (s *Store) KnownPerson(ctx context.Context, tenant, subject string) (bool, 
 		return false, fmt.Errorf("known person: %w", err)
 	}
 	return known, nil
+}
+
+var _ ledger.SessionLister = (*Store)(nil)
+
+// ListSessions implements ledger.SessionLister. Sessions belong to
+// people, not tenants: the table has no tenant to filter on.
+func (s *Store) ListSessions(ctx context.Context, subject string) ([]ledger.Session, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM console_sessions
+		WHERE idle_expires_at > ?1 AND expires_at > ?1 AND (?2 = '' OR subject = ?2)
+		ORDER BY subject, created_at DESC, session_hash LIMIT ?3`, micros(s.clock()), subject, ledger.MaxListedSessions)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
 }
