@@ -101,7 +101,14 @@ func (r *recorder) flush(batch []ledger.Outcome) {
 		return
 	}
 	for i, e := range errs {
-		if e != nil {
+		switch {
+		case e == nil:
+		case ledger.ErrorCode(e) == ledger.EInternal:
+			// The database refused this row alone (its neighbours were
+			// recorded); its error names the constraint, never the value.
+			r.log.Error("verdict not recorded; its lease will expire into UNKNOWN", "operation_id", batch[i].OperationID,
+				"tenant", batch[i].Tenant, "err", e)
+		default:
 			r.log.Warn("verdict discarded", "operation_id", batch[i].OperationID,
 				"code", ledger.ErrorCode(e), "reason", ledger.ErrorMessage(e))
 		}

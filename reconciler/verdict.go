@@ -9,6 +9,7 @@ package reconciler
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"settle/ledger"
 	"settle/target"
@@ -46,8 +47,26 @@ type verdict struct {
 func (v verdict) outcome(op ledger.Operation, from ledger.State, actor string) ledger.Outcome {
 	return ledger.Outcome{
 		Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence, From: from, To: v.to,
-		RemoteRef: v.remoteRef, Reason: v.reason, Actor: actor, Evidence: v.evidence, EndReplay: v.endReplay,
+		RemoteRef: v.remoteRef, Reason: clip(v.reason, maxReason), Actor: actor, Evidence: v.evidence, EndReplay: v.endReplay,
 	}
+}
+
+// maxReason is the ledger's bound on an outcome's reason, in bytes.
+const maxReason = 500
+
+// clip cuts s to at most n bytes on a character boundary, marking the cut:
+// a reason that grew past the ledger's bound (a deadline's escalation
+// quoting its last finding) is shortened, never refused.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	s = s[:n-len(mark)]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + mark
 }
 
 func unknown(reason string, ev map[string]any) verdict {
@@ -95,6 +114,8 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 		if id, err := c.RemoteID(a.Body); err == nil && id != "" {
 			// Kept (unconfirmed) so that a lookup by {remote_ref} can find it.
 			ev["remote_id"], v.remoteRef = id, id
+		} else if id != "" {
+			unusableID(ev, id, err)
 		}
 		return v
 	case target.RejectedWithoutSideEffect:
@@ -142,6 +163,11 @@ func laterSendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt,
 // found"), pending or unlisted stays UNKNOWN.
 func objectVerdict(c *target.Contract, op ledger.Operation, body []byte, ev map[string]any) verdict {
 	id, err := c.RemoteID(body)
+	if err != nil && id != "" {
+		unusableID(ev, id, err)
+		return unknown("the target's answer carries an object id settle cannot use ("+err.Error()+
+			"); it stays unconfirmed", ev)
+	}
 	if err != nil || id == "" {
 		return unknown("the target's answer carries no readable object id", ev)
 	}
@@ -177,4 +203,37 @@ func objectVerdict(c *target.Contract, op ledger.Operation, body []byte, ev map[
 func mismatchEvidence(ev map[string]any, bad []target.Mismatch) {
 	ev["mismatched_fields"] = target.MismatchFields(bad)
 	ev["mismatch_kinds"] = target.MismatchKinds(bad)
+}
+
+// unusableID records, as evidence, why the target's object id cannot be
+// stored (ledger.CheckProviderText) and the id itself escaped and cut short
+// (ledger.PlainText): a reviewer sees what the target sent, and no NUL or
+// terminal escape ever reaches the store or a screen.
+func unusableID(ev map[string]any, id string, err error) {
+	ev["remote_id_unusable"] = err.Error()
+	ev["remote_id_shown"] = shownID(id)
+}
+
+// shownID is a target's object id as evidence and logs may show it: as it
+// is when usable, else escaped and cut to 64 bytes.
+func shownID(id string) string {
+	if id == "" {
+		return "(unreadable id)"
+	}
+	return ledger.PlainText(id, 64)
+}
+
+// recordable returns v unchanged when the ledger would accept its outcome,
+// and otherwise what it is: an answer settle cannot use, UNKNOWN with the
+// ledger's reason as evidence, which the reconciler's deadline escalates
+// like any other. A verdict the store refuses would be lost at every round
+// (the lease expires, the operation is asked again, the same answer is
+// refused again) and never reach its deadline's escalation.
+func recordable(v verdict, op ledger.Operation, from ledger.State, actor string) verdict {
+	_, err := v.outcome(op, from, actor).EvidenceJSON()
+	if err == nil || ledger.ErrorCode(err) != ledger.EInvalid {
+		return v
+	}
+	return unknown("the target's answer could not be recorded ("+ledger.ErrorMessage(err)+"); it stays unconfirmed",
+		map[string]any{"unrecordable": ledger.ErrorMessage(err), "verdict": string(v.to)})
 }
