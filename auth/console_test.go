@@ -56,7 +56,7 @@ func newEnv(t *testing.T, h ledgertest.Harness) *env {
 	t.Parallel()
 	clk := ledgertest.NewClock()
 	ss := h.New(t, clk.Now).(ledger.SessionStore)
-	p := oidctest.Start(t, ada, grace, eve)
+	p := oidctest.Start(t, ada, grace, eve, nulSubject, nulName)
 	var handler http.Handler
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
