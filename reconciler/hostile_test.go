@@ -25,6 +25,8 @@ var hostileIDs = map[string]string{
 	"mallory-nul":  "ch_\x00evil",
 	"mallory-long": "ch_" + strings.Repeat("l", 3000),
 	"mallory-huge": "ch_" + strings.Repeat("h", 5000),
+	// A plain id that the test's database refuses (RefuseRemoteRef).
+	"mallory-refused": "ch_refused",
 }
 
 // One provider's bad answer never costs other operations their outcome.
@@ -111,6 +113,35 @@ func TestHostileProviderIDsIsolated(t *testing.T) {
 					t.Fatalf("hostile %s was SUCCEEDED on an unusable id: %v", op.Tenant, r.history(op))
 				}
 			}
+		}
+	})
+}
+
+// A verdict the database itself refuses — here a plain id that a trigger
+// rejects, at the send and at every lookup — never keeps its operation
+// from its deadline: settle records UNKNOWN instead ("the database refused
+// it"), asks again, and escalates once past the deadline, while another
+// tenant's operation beside it is confirmed.
+func TestRefusedVerdictEscalatesAtDeadline(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "B"}, func(c *target.Contract) { c.Deadline = 4 * time.Second })
+		r.proxy(hostileAnswers)
+		h.RefuseRemoteRef(t, r.store, "ch_refused")
+		good := r.create("acme", "acme-order-1", 100)
+		bad := r.create("mallory-refused", "mallory-refused-order", 7)
+		r.runUntil("the refused operation ESCALATED", r.isIn(bad, ledger.Escalated),
+			r.executor(r.store), r.reconciler(), r.sweeper())
+		if got := r.get(good); got.State != ledger.Succeeded {
+			t.Fatalf("the neighbour: %s", got.State)
+		}
+		got, ev := r.get(bad), r.lastEvent(bad)
+		if !strings.Contains(got.Reason, "past its deadline") || !strings.Contains(got.Reason, "database refused") ||
+			got.RemoteRef != "" || ev.At.Before(*got.Deadline) {
+			t.Fatalf("escalated with %q at %s (deadline %s)", got.Reason, ev.At, got.Deadline)
+		}
+		hist := r.history(bad)
+		if len(hist) < 4 || hist[2] != ledger.Unknown {
+			t.Fatalf("history %v; want UNKNOWN recorded for the refused verdict first", hist)
 		}
 	})
 }
