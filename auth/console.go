@@ -35,7 +35,10 @@ type SignInView struct {
 	Error     string     // plain-language problem, e.g. "signed in but no role"
 	NoRole    bool       // signed in at the provider, but no binding matches (status 403)
 	SignedOut bool       // shown after sign-out
-	CSRF      string     // value for the forms' _csrf field
+	// Unavailable: the OpenID provider has not been reached (status 503);
+	// Error says so.
+	Unavailable bool
+	CSRF        string // value for the forms' _csrf field
 }
 
 // RenderFunc renders a sign-in page with status.
@@ -51,6 +54,8 @@ type options struct {
 	client   *http.Client
 	listen   string
 	insecure bool
+
+	retryInitial, retryMax time.Duration
 }
 
 // WithRender sets the page renderer (default: minimal plain HTML).
@@ -67,6 +72,13 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // WithHTTPClient sets the client used to talk to the OpenID provider.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
 
+// WithDiscoveryRetry sets the backoff of the provider's discovery while
+// it cannot be reached: the first wait and the longest (default 1 s and
+// 1 min).
+func WithDiscoveryRetry(initial, max time.Duration) Option {
+	return func(o *options) { o.retryInitial, o.retryMax = initial, max }
+}
+
 // WithListenAddr tells the console the address `settle serve` binds; it
 // is needed to relax the Secure cookie flag, which is allowed only on
 // loopback.
@@ -82,8 +94,10 @@ func WithInsecureCookie() Option { return func(o *options) { o.insecure = true }
 type Console struct {
 	store  *DBStore
 	rules  atomic.Pointer[[]BindingRule]
-	oidc   *oidcFlow  // nil in demo mode
-	demo   []DemoUser // nil in OIDC mode
+	oidc   atomic.Pointer[oidcFlow] // nil in demo mode, and until discovery succeeds
+	disc   *discovery               // nil in demo mode
+	client *http.Client             // to the OpenID provider
+	demo   []DemoUser               // nil in OIDC mode
 	render RenderFunc
 	log    *slog.Logger
 }
@@ -110,7 +124,10 @@ func newConsole(ss ledger.SessionStore, key []byte, sc SessionConfig, rules []Bi
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{store: store, render: o.render, log: o.log.With("component", "console-auth")}
+	if o.client == nil {
+		o.client = defaultClient()
+	}
+	c := &Console{store: store, render: o.render, client: o.client, log: o.log.With("component", "console-auth")}
 	c.SetBindings(rules)
 	return c, nil
 }
@@ -129,7 +146,7 @@ func (c *Console) Sessions() *DBStore { return c.store }
 func (c *Console) Register(e *echo.Echo) {
 	e.GET(LoginPath, c.login)
 	e.POST(LogoutPath, c.logout)
-	if c.oidc != nil {
+	if c.disc != nil {
 		e.GET(CallbackPath, c.callback)
 	}
 	if c.demo != nil {
@@ -190,6 +207,9 @@ func (c *Console) DeleteExpired(ctx context.Context) (int, error) {
 // identity and redirects to ret. An identity whose claims grant no role
 // gets the 403 "no role" page and no session.
 func (c *Console) signIn(ec echo.Context, subject, name, email string, claims []string, ret string) error {
+	// The one normalisation of a person's subject, shared with the CLI's
+	// --as, so the two-person rule sees one person however it was typed.
+	subject = ledger.NormalizeSubject(subject)
 	if len(BindingsFor(*c.rules.Load(), claims)) == 0 {
 		c.log.Info("sign-in refused: no role", "subject", subject, "request_id", requestID(ec))
 		return c.render(ec, http.StatusForbidden, SignInView{NoRole: true, Return: ret,
@@ -239,7 +259,20 @@ func (c *Console) login(ec echo.Context) error {
 		// again at once; let them choose.
 		return c.render(ec, http.StatusOK, SignInView{SignedOut: true, Return: "/", LoginURL: LoginPath})
 	}
-	return c.oidc.start(ec, ret)
+	f := c.oidc.Load()
+	if f == nil {
+		return c.unavailable(ec)
+	}
+	return f.start(ec, ret)
+}
+
+// unavailable answers a sign-in while the provider has not been reached:
+// 503, and a page that says so. The outage is logged once, by Discover,
+// not once per person trying.
+func (c *Console) unavailable(ec echo.Context) error {
+	return c.render(ec, http.StatusServiceUnavailable, SignInView{Unavailable: true, Return: "/",
+		Error: "Sign-in is unavailable: settle cannot reach your organisation's identity provider. " +
+			"Operations, the API and the sends are not affected. Try again in a few minutes."})
 }
 
 func csrfOf(ec echo.Context) string {

@@ -53,10 +53,15 @@ type whoami struct {
 
 func newEnv(t *testing.T, h ledgertest.Harness) *env {
 	t.Helper()
+	return newEnvWith(t, h, oidctest.Start(t, ada, grace, eve))
+}
+
+// newEnvWith is newEnv with the provider p (running or not) and options.
+func newEnvWith(t *testing.T, h ledgertest.Harness, p *oidctest.Provider, opts ...auth.Option) *env {
+	t.Helper()
 	t.Parallel()
 	clk := ledgertest.NewClock()
 	ss := h.New(t, clk.Now).(ledger.SessionStore)
-	p := oidctest.Start(t, ada, grace, eve, nulSubject, nulName)
 	var handler http.Handler
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
@@ -66,7 +71,7 @@ func newEnv(t *testing.T, h ledgertest.Harness) *env {
 		Bindings: testRules,
 		Session:  auth.SessionConfig{Absolute: auth.DefaultAbsolute, Idle: auth.DefaultIdle, Key: []byte(strings.Repeat("k", 32))},
 	}
-	c, err := auth.NewConsole(context.Background(), cfg, ss, auth.WithClock(clk.Now))
+	c, err := auth.NewConsole(context.Background(), cfg, ss, append([]auth.Option{auth.WithClock(clk.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,8 +44,11 @@ type oidcFlow struct {
 	name     string
 }
 
-// NewConsole returns the OIDC console: it discovers the provider at
-// cfg.OIDC.Issuer now (an error when it cannot), and keeps sessions in ss.
+// NewConsole returns the OIDC console, keeping sessions in ss. It tries
+// the discovery of the provider at cfg.OIDC.Issuer once, briefly; when the
+// provider cannot be reached the console is returned all the same, its
+// sign-in unavailable (a 503 page) until Run or Discover reaches the
+// provider. Only a configuration the console cannot use is an error.
 //
 // A person's stable identity (Principal.Subject, the actor of their
 // actions) is "oidc:" + the provider's "sub" claim: a provider promises
@@ -56,31 +59,23 @@ func NewConsole(ctx context.Context, cfg Config, ss ledger.SessionStore, opts ..
 	for _, f := range opts {
 		f(&o)
 	}
-	if o.client == nil {
-		o.client = &http.Client{Timeout: 10 * time.Second}
-	}
 	c, err := newConsole(ss, cfg.Session.Key, cfg.Session, cfg.Bindings, o)
 	if err != nil {
 		return nil, err
 	}
-	provider, err := oidc.NewProvider(oidc.ClientContext(ctx, o.client), cfg.OIDC.Issuer)
-	if err != nil {
-		return nil, fmt.Errorf("OpenID provider discovery at %s: %w", cfg.OIDC.Issuer, err)
+	c.disc = &discovery{cfg: cfg, initial: o.retryInitial, max: o.retryMax}
+	if c.disc.initial <= 0 {
+		c.disc.initial, c.disc.max = retryInitial, retryMax
 	}
-	c.oidc = &oidcFlow{
-		oauth: oauth2.Config{
-			ClientID: cfg.OIDC.ClientID, ClientSecret: cfg.OIDC.ClientSecret, RedirectURL: cfg.OIDC.RedirectURL,
-			Endpoint: provider.Endpoint(), Scopes: cfg.OIDC.Scopes,
-		},
-		verifier: provider.Verifier(&oidc.Config{ClientID: cfg.OIDC.ClientID}),
-		client:   o.client,
-		codec:    flowCodec(cfg.Session.Key),
-		secure:   c.store.secure,
-		roles:    cfg.OIDC.RolesClaim,
-		name:     cfg.OIDC.NameClaim,
-	}
+	first, cancel := context.WithTimeout(ctx, firstDiscoveryTimeout)
+	defer cancel()
+	_ = c.Discover(first) // logged there; Run keeps trying
 	return c, nil
 }
+
+// defaultClient is the client for the provider when WithHTTPClient sets
+// none.
+func defaultClient() *http.Client { return &http.Client{Timeout: 10 * time.Second} }
 
 // flowCodec signs and encrypts the flow cookie with keys derived from the
 // session key, so that the PKCE verifier is not readable in the browser.
@@ -119,8 +114,9 @@ func (f *oidcFlow) start(ec echo.Context, ret string) error {
 // errSignIn is a failed sign-in whose message may be shown; cause, when
 // set, is logged and not shown.
 type errSignIn struct {
-	msg   string
-	cause error
+	msg    string
+	cause  error
+	status int // 0: 400
 }
 
 func (e errSignIn) Error() string { return e.msg }
@@ -128,7 +124,14 @@ func (e errSignIn) Error() string { return e.msg }
 // unverified is the failure of the provider's answer: a code that does not
 // exchange (a wrong PKCE verifier, a replayed code) or a token that does
 // not verify.
+//
+// A provider that cannot be reached at all (no connection, a timeout) is
+// said to be so: the person should try later, not again at once.
 func unverified(err error) errSignIn {
+	if unreachable(err) {
+		return errSignIn{msg: "The identity provider could not be reached, so this sign-in could not be finished. Please try again in a few minutes.",
+			cause: err, status: http.StatusServiceUnavailable}
+	}
 	return errSignIn{msg: "The identity provider's answer could not be verified. Please sign in again.", cause: err}
 }
 
@@ -136,7 +139,10 @@ func unverified(err error) errSignIn {
 // state; the code is exchanged with the PKCE verifier; the ID token must
 // verify and carry the nonce.
 func (c *Console) callback(ec echo.Context) error {
-	f := c.oidc
+	f := c.oidc.Load()
+	if f == nil {
+		return c.unavailable(ec)
+	}
 	ec.SetCookie(&http.Cookie{Name: flowCookie, Value: "", Path: CallbackPath, MaxAge: -1,
 		Secure: f.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	id, fs, err := f.finish(ec)
@@ -147,7 +153,11 @@ func (c *Console) callback(ec echo.Context) error {
 		} else {
 			c.log.Info("sign-in failed", "reason", shown.msg, "request_id", requestID(ec))
 		}
-		return c.render(ec, http.StatusBadRequest, SignInView{Error: shown.msg, Return: "/", LoginURL: LoginPath})
+		status := http.StatusBadRequest
+		if shown.status != 0 {
+			status = shown.status
+		}
+		return c.render(ec, status, SignInView{Error: shown.msg, Return: "/", LoginURL: LoginPath})
 	}
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ var (
 func TestSignIn_UnstorableClaims(t *testing.T) {
 	for name, h := range harnesses() {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, h)
+			e := newEnvWith(t, h, oidctest.Start(t, nulSubject, nulName))
 			resp := e.signIn(e.client, nulSubject.Subject, flow{})
 			if resp.StatusCode != http.StatusBadRequest || sessionCookie(resp) != nil {
 				t.Fatalf("NUL subject: status %d, cookie %v", resp.StatusCode, sessionCookie(resp))

@@ -59,6 +59,10 @@ func NewDBStore(ss ledger.SessionStore, key []byte, absolute, idle time.Duration
 	return &DBStore{sessions: ss, codec: codec, absolute: absolute, idle: idle, secure: secure, now: now}, nil
 }
 
+// Secure reports whether the store's cookies carry the Secure flag; the
+// console's other cookies (the CSRF cookie) follow it.
+func (s *DBStore) Secure() bool { return s.secure }
+
 func (s *DBStore) options() *sessions.Options {
 	return &sessions.Options{
 		Path: "/", MaxAge: int(s.absolute / time.Second),

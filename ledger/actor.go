@@ -3,6 +3,9 @@ package ledger
 import (
 	"context"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Actor is the person behind a human action: a proposal, an approval, a
@@ -59,4 +62,63 @@ func ActorOf(ctx context.Context) (Actor, error) {
 		return Actor{}, Errorf(EInvalid, "an action needs who acts")
 	}
 	return a, a.Validate()
+}
+
+// NormalizeSubject is the one form in which a person's subject is recorded
+// and compared: surrounding white space removed and Unicode in NFC. The
+// console's sign-in passes every subject through it and the CLI passes
+// --as through it, so "oidc:ada " and "oidc:ada" are one person wherever
+// they were typed. Case is kept: a provider's subject is case-sensitive.
+func NormalizeSubject(s string) string {
+	return norm.NFC.String(strings.TrimSpace(s))
+}
+
+// cliAs separates the operator's OS user from the person they act as in
+// a CLI subject ("cli:ops as oidc:ada").
+const cliAs = " as "
+
+// CLISubject is the subject the CLI records for the operating-system user
+// osUser acting as the console person person: "cli:<osUser> as <person>".
+// The OS user says who ran the command; the person is whom the two-person
+// rule counts.
+func CLISubject(osUser, person string) string {
+	return "cli:" + osUser + cliAs + NormalizeSubject(person)
+}
+
+// PersonOf is the person a subject stands for, normalised: the console
+// person a CLI subject acts as, or the subject itself. The two-person rule
+// compares PersonOf of proposer and approver, so that a person cannot
+// approve their own console proposal from the CLI, nor the reverse.
+func PersonOf(subject string) string {
+	if rest, ok := strings.CutPrefix(subject, "cli:"); ok {
+		if _, person, ok := strings.Cut(rest, cliAs); ok {
+			return NormalizeSubject(person)
+		}
+	}
+	return NormalizeSubject(subject)
+}
+
+// SamePerson reports whether two subjects stand for the same person.
+func SamePerson(a, b string) bool { return PersonOf(a) == PersonOf(b) }
+
+// IsConsolePerson reports whether subject, normalised, has the form of a
+// person the console signs in: "oidc:<sub>" or "demo:<user>".
+func IsConsolePerson(subject string) bool {
+	s := NormalizeSubject(subject)
+	for _, p := range []string{"oidc:", "demo:"} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return rest != "" && len(s) <= 300 && !strings.ContainsFunc(s, unicode.IsControl)
+		}
+	}
+	return false
+}
+
+// PersonStore tells whether the ledger knows a console person. Both
+// stores implement it.
+type PersonStore interface {
+	// KnownPerson reports whether subject (normalised, of the console's
+	// form) has signed in to the console — it has a session row, which
+	// only a verified sign-in creates — or has recorded an action in the
+	// tenant from the console. The CLI's --as must name such a person.
+	KnownPerson(ctx context.Context, tenant, subject string) (bool, error)
 }

@@ -86,9 +86,10 @@ func (a Approval) Err() error {
 }
 
 // ApproveIn decides, in tx, an approval of the tenant's open proposal id by
-// the context's actor. The two-person rule compares stable subjects: the
-// proposer under another display name is still the proposer (EForbidden),
-// two people who share a name are two people. The proposal is applied only
+// the context's actor. The two-person rule compares the persons the stable
+// subjects stand for (SamePerson): the proposer under another display
+// name, or acting from the CLI with --as, is still the proposer
+// (EForbidden); two people who share a name are two people. The proposal is applied only
 // if the operation is unchanged since it was proposed (still ESCALATED at
 // the same fence); otherwise it is closed as stale. Any error means: roll
 // back; a stale Approval means: commit, then answer Approval.Err.
@@ -108,7 +109,7 @@ func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, re
 	if err != nil {
 		return Approval{}, err
 	}
-	if r.ProposedBy == actor.Subject {
+	if SamePerson(r.ProposedBy, actor.Subject) {
 		return Approval{}, Errorf(EForbidden, "nobody approves their own proposal")
 	}
 	if (r.Kind == KindSupersede) != (rebind != nil) {

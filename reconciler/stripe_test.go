@@ -1,9 +1,13 @@
 package reconciler_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"settle/ledger"
 	"settle/ledger/ledgertest"
@@ -68,6 +72,56 @@ func TestReconciler_StripeIdempotencyErrorIsNeverNotApplied(t *testing.T) {
 		got := r.get(op)
 		if got.State != ledger.Succeeded || r.remote(op) != 1 || slices.Contains(r.history(op), ledger.FailedTerminal) {
 			t.Fatalf("after the lookup: %s %q, history %v, %d intents", got.State, got.Reason, r.history(op), r.remote(op))
+		}
+	})
+}
+
+// A declined card against the Stripe-shaped target: the 402 card_error
+// carries the PaymentIntent the request created, in requires_payment_method.
+// The operation is "Not applied" (FAILED_TERMINAL, the 402 row is
+// documented) with that intent's id as its remote reference and evidence,
+// on both stores, and the duplicate auditor, which finds the declined
+// intent by search, calls it neither a phantom nor a duplicate nor a loss.
+func TestReconciler_StripeDeclineKeepsTheIntent(t *testing.T) {
+	t.Parallel()
+	const key = "sk_test_reconciler_decline_4eC39HqLyjW"
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Flavor: sim.FlavorStripe, APIKey: key}, nil)
+		secrets, err := target.ReadSecrets(r.set, func(string) string { return key })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.client = target.NewClient(target.ClientOptions{Secrets: secrets})
+		op, _, err := r.store.Create(r.ctx, ledger.NewOperation{
+			Tenant: "acme", Type: "charge", IntentRef: "order-declined", Target: r.c.Name,
+			Payload:     []byte(`{"amount":900,"currency":"EUR","payment_method":"` + sim.PMDeclined + `","confirm":true}`),
+			RetryWindow: r.c.RetryWindow(), Bind: r.c.Bind,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.runUntil("FAILED_TERMINAL", r.isIn(op, ledger.FailedTerminal), r.executor(r.store))
+
+		objs := r.sim.Objects()
+		if len(objs) != 1 || objs[0].Reference != op.RemoteKey || objs[0].Status != sim.StatusRequiresPaymentMethod {
+			t.Fatalf("the simulator holds %+v; want one declined intent", objs)
+		}
+		got := r.get(op)
+		if got.RemoteRef != objs[0].ID {
+			t.Fatalf("remote ref %q; want the declined intent %s", got.RemoteRef, objs[0].ID)
+		}
+		ev := r.evidence(r.lastEvent(op))
+		if ev["status"] != float64(402) || ev["remote_id"] != objs[0].ID || ev["object_status"] != sim.StatusRequiresPaymentMethod ||
+			!strings.HasSuffix(fmt.Sprint(ev["documentation"]), "#declines") {
+			t.Fatalf("evidence %v", ev)
+		}
+
+		rep := r.audit(r.auditor(prometheus.NewRegistry()))
+		if rep.Checked != 1 || rep.Phantoms != 0 || rep.Duplicates != 0 || rep.Losses != 0 || len(rep.Findings) != 0 {
+			t.Fatalf("audit of the declined intent: %+v", rep)
+		}
+		if r.get(op).State != ledger.FailedTerminal {
+			t.Fatalf("after the audit: %s", r.get(op).State)
 		}
 	})
 }

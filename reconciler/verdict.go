@@ -120,7 +120,11 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 		return v
 	case target.RejectedWithoutSideEffect:
 		ev["documentation"] = c.Cites(a.Status)
-		return verdict{to: ledger.FailedTerminal, reason: fmt.Sprintf("rejected with %d, documented as having no side effect", a.Status), evidence: ev}
+		v := verdict{to: ledger.FailedTerminal, reason: fmt.Sprintf("rejected with %d, documented as having no side effect", a.Status), evidence: ev}
+		if obj, ok := c.ErrorObject(a.Body); ok {
+			return errorObjectVerdict(c, op, obj, v)
+		}
+		return v
 	case target.InProgress:
 		v := unknown("another attempt with the same key is still executing", ev)
 		v.soon = true
@@ -236,4 +240,47 @@ func recordable(v verdict, op ledger.Operation, from ledger.State, actor string)
 	}
 	return unknown("the target's answer could not be recorded ("+ledger.ErrorMessage(err)+"); it stays unconfirmed",
 		map[string]any{"unrecordable": ledger.ErrorMessage(err), "verdict": string(v.to)})
+}
+
+// errorObjectVerdict reads the object a rejection documented as having no
+// side effect carries (response.error_object_field: Stripe's declined
+// PaymentIntent, created and left in requires_payment_method). The status
+// row decides the outcome; the object adds its id, kept as the remote
+// reference and evidence so that the auditor and a person can find it —
+// but only when it is this operation's (its reference and tenant, where
+// the contract names them) and its own status does not say otherwise. An
+// object whose status reads succeeded or a listed pending value
+// contradicts the row: the operation stays UNKNOWN and is looked up. One
+// the contract cannot read adds nothing: the documented row still holds.
+func errorObjectVerdict(c *target.Contract, op ledger.Operation, obj []byte, v verdict) verdict {
+	ev := v.evidence
+	ref, tenant := c.References(obj)
+	if (c.ReferenceField != "" && ref != op.RemoteKey) || (c.TenantField != "" && tenant != op.Tenant) {
+		ev["error_object"] = "ignored: it does not carry this operation's reference and tenant"
+		return v
+	}
+	st, err := c.ObjectStatus(obj)
+	switch {
+	case err != nil:
+		ev["error_object"] = "ignored: its status is unreadable"
+		return v
+	case c.Response.StatusField != "" && (st.Outcome == target.ObjectSucceeded || st.Status != "" && st.Outcome == target.ObjectPending):
+		ev["object_status"] = st.Status
+		return unknown(fmt.Sprintf("the %d answer is documented as having no side effect, but the object it carries has status %q, documented as %s",
+			ev["status"], st.Status, st.Outcome), ev)
+	}
+	id, err := c.RemoteID(obj)
+	if err != nil { // RemoteID holds the id to ledger.CheckProviderText
+		ev["error_object"] = "ignored: its id is missing, longer than 256 bytes or not plain text"
+		return v
+	}
+	ev["remote_id"], v.remoteRef = id, id
+	if st.Status != "" {
+		ev["object_status"] = st.Status // a value the contract lists
+		ev["object_documentation"] = st.Documentation
+	}
+	// The id goes into evidence and the remote reference, not into the
+	// reason, which never repeats what a target wrote.
+	v.reason += "; the object it created is kept as the remote reference"
+	return v
 }

@@ -190,6 +190,12 @@ type Response struct {
 	// listed means pending. Non-empty exactly when StatusField is set, and
 	// holds at least one ObjectSucceeded row.
 	Statuses []StatusRule
+	// ErrorObjectField is the dotted path, in the body of an answer whose
+	// status is rejected_without_side_effect, of the object that request
+	// created all the same (Stripe's declined PaymentIntent sits at
+	// error.payment_intent); IDField and StatusField are read inside it.
+	// "" = such answers carry none.
+	ErrorObjectField string
 }
 
 // MatchRule is how one match field compares.
@@ -303,6 +309,10 @@ type Webhook struct {
 	SignatureHeader string        // default "Settle-Signature"
 	ObjectField     string        // dotted path of the object in the event; default "data"
 	EventIDField    string        // dotted path of the event id; default "id"
+	// MaxBodyBytes bounds a delivery's body (413 beyond it); Parse sets
+	// it to MaxWebhookBody unless the contract asks for less. 0, in a
+	// Webhook built in code, means MaxWebhookBody.
+	MaxBodyBytes int
 }
 
 // rule finds the row for status. It scans the rows rather than a compiled

@@ -304,3 +304,28 @@ func TestContract_WebhookSecret(t *testing.T) {
 		t.Errorf("no webhook: err = %v", err)
 	}
 }
+
+// A contract may lower the webhook body limit, never raise it (the
+// refusals are in TestLoad_Errors).
+func TestContract_WebhookMaxBodyBytes(t *testing.T) {
+	if c := parseOne(t, "    webhook: {secret_env: S}\n"); c.Webhook.MaxBodyBytes != MaxWebhookBody {
+		t.Errorf("default MaxBodyBytes = %d, want %d", c.Webhook.MaxBodyBytes, MaxWebhookBody)
+	}
+	if c := parseOne(t, "    webhook: {secret_env: S, max_body_bytes: 65536}\n"); c.Webhook.MaxBodyBytes != 65536 {
+		t.Errorf("MaxBodyBytes = %d, want 65536", c.Webhook.MaxBodyBytes)
+	}
+}
+
+// CheckSignatureHeader refuses, without the body, what Verify could
+// never accept.
+func TestCheckSignatureHeader(t *testing.T) {
+	good := Sign([]byte("k"), time.Unix(1700000000, 0), []byte("{}"))
+	if err := CheckSignatureHeader(good); err != nil {
+		t.Errorf("CheckSignatureHeader(%q) = %v", good, err)
+	}
+	for _, h := range []string{"", "garbage", "t=1700000000", "v1=abcd", "t=x,v1=abcd", "t=1700000000,v1=zz"} {
+		if err := CheckSignatureHeader(h); err != ErrSignatureMissing {
+			t.Errorf("CheckSignatureHeader(%q) = %v, want ErrSignatureMissing", h, err)
+		}
+	}
+}

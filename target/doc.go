@@ -73,6 +73,7 @@
 //	      signature_header: Settle-Signature  # default; "t=<unix>,v1=<hex HMAC-SHA256("<t>.<body>")>"
 //	      object_field: data               # default; dotted path of the remote object in an event
 //	      event_id_field: id               # default; dotted path of the event's id
+//	      max_body_bytes: 65536            # default 1048576 (MaxWebhookBody); may only lower it
 //	    auth:                              # optional; a credential on every request
 //	      header: Authorization            # required
 //	      scheme: Bearer                   # Bearer | Basic (secret = user:password, base64-encoded) | none: raw

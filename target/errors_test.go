@@ -217,8 +217,12 @@ func TestParse_Errors(t *testing.T) {
 			"c.yaml:8: targets[0].response.statuses: needs at least one value; with none, nothing would ever count as completed"}},
 		{"statuses not a list", replace("match: [amount]}", "match: [amount], status_field: status, statuses: ok}", ""), []string{
 			"c.yaml:8: targets[0].response.statuses: must be a list, not a single value"}},
+		{"error_object_field without a rejected row", replace("match: [amount]}", "match: [amount], error_object_field: error.payment_intent}", ""), []string{
+			"c.yaml:8: targets[0].response.error_object_field: is read only in answers mapped rejected_without_side_effect, and outcomes has none"}},
+		{"error_object_field not a path", replace("match: [amount]}", `match: [amount], error_object_field: "error..pi"}`, ""), []string{
+			`c.yaml:8: targets[0].response.error_object_field: "error..pi" is not a dotted field path (e.g. metadata.settle_ref)`}},
 		{"the old succeeded list is gone", replace("match: [amount]}", "match: [amount], status_field: status, succeeded: [ok]}", ""), []string{
-			"c.yaml:8: targets[0].response.succeeded: unknown field (allowed here: id_field, match, status_field, statuses)",
+			"c.yaml:8: targets[0].response.succeeded: unknown field (allowed here: id_field, match, status_field, statuses, error_object_field)",
 			"c.yaml:8: targets[0].response.statuses: required with status_field: list the values and what each means (at least one succeeded)"}},
 		{"statuses entries", edit(`    response:
       id_field: id
@@ -330,6 +334,10 @@ func TestParse_Errors(t *testing.T) {
 			"c.yaml:9: targets[0].webhook.secret_env: must name an environment variable (A-Z, 0-9, _), never hold the secret itself"}},
 		{"webhook tolerance", edit("    webhook: {secret_env: X, tolerance: 2h}\n"), []string{
 			"c.yaml:9: targets[0].webhook.tolerance: must be more than 0s and at most 1h0m0s"}},
+		{"webhook body limit above the server's", edit("    webhook: {secret_env: X, max_body_bytes: 1048577}\n"), []string{
+			"c.yaml:9: targets[0].webhook.max_body_bytes: must be a whole number of bytes from 1 to 1048576"}},
+		{"webhook body limit not a number", edit("    webhook: {secret_env: X, max_body_bytes: 64KiB}\n"), []string{
+			"c.yaml:9: targets[0].webhook.max_body_bytes: must be a whole number of bytes from 1 to 1048576"}},
 
 		// Problems in several targets are all reported.
 		{"errors in two targets", replace("deadline: 24h", "deadline: 1 day", strings.Replace(second, "name: T1", "name: t2", 1)+"    timeout: 1 min\n"), []string{

@@ -30,10 +30,12 @@ func TestFormEncode(t *testing.T) {
 		{"deep", `{"a":{"b":{"c":[[1]]}}}`, "a%5Bb%5D%5Bc%5D%5B0%5D%5B0%5D=1", map[string]string{"a[b][c][0][0]": "1"}},
 		{"booleans", `{"capture":false,"confirm":true}`, "capture=false&confirm=true",
 			map[string]string{"capture": "false", "confirm": "true"}},
-		{"numbers as written", `{"a":-0.5,"b":1e+21,"c":12.25}`, "a=-0.5&b=1e%2B21&c=12.25",
-			map[string]string{"a": "-0.5", "b": "1e+21", "c": "12.25"}},
+		{"numbers in plain digits", `{"a":-0.5,"b":1e+21,"c":12.25,"d":1e-7}`, "a=-0.5&b=1000000000000000000000&c=12.25&d=0.0000001",
+			map[string]string{"a": "-0.5", "b": "1000000000000000000000", "c": "12.25", "d": "0.0000001"}},
 		{"null is left out", `{"a":null,"b":"x","c":{"d":null}}`, "b=x", map[string]string{"b": "x"}},
-		{"empty object and array send nothing", `{"a":{},"b":[],"c":"x"}`, "c=x", map[string]string{"c": "x"}},
+		{"empty object sends nothing", `{"a":{},"c":"x"}`, "c=x", map[string]string{"c": "x"}},
+		{"empty array is sent empty, as stripe-go sends it", `{"a":[],"b":{"c":[]},"d":"x"}`, "a=&b%5Bc%5D=&d=x",
+			map[string]string{"a": "", "b[c]": "", "d": "x"}},
 		{"empty string is sent empty", `{"a":""}`, "a=", map[string]string{"a": ""}},
 		{"special characters", `{"d":"50% off & more = yes? +1 /ü 'q' \"dq\"","e":"line\nbreak"}`,
 			"d=50%25+off+%26+more+%3D+yes%3F+%2B1+%2F%C3%BC+%27q%27+%22dq%22&e=line%0Abreak",
@@ -98,6 +100,31 @@ func TestFormEncode_Deterministic(t *testing.T) {
 	}
 }
 
+// Numbers go on the wire in plain decimal digits, as stripe-go's encoder
+// writes them (strconv's 'f' format): canonical JSON writes 1e21 as 1e+21,
+// which a form decoder reading an integer parameter would refuse or misread.
+func TestFormNumber(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"0": "0", "-0": "-0", "1000": "1000", "12.25": "12.25", "-0.5": "-0.5",
+		"1e+21": "1000000000000000000000", "1e21": "1000000000000000000000", "1E21": "1000000000000000000000",
+		"-1.5e+21": "-1500000000000000000000", "1.25e+2": "125", "1.5e+1": "15", "1.5e0": "1.5",
+		"1e-7": "0.0000001", "-1.5e-7": "-0.00000015", "12.5e-1": "1.25", "100e-2": "1", "0e+5": "0",
+		"1.2345e+3": "1234.5", "9.999999999999999e+22": "99999999999999990000000",
+		"1.7976931348623157e+308": "17976931348623157" + strings.Repeat("0", 292), "5e-324": "0." + strings.Repeat("0", 323) + "5", "0.05e2": "5",
+	} {
+		got, err := formNumber(in)
+		if err != nil || got != want {
+			t.Errorf("formNumber(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"1e+400", "1e-400", "1e999999999999999999999"} {
+		if got, err := formNumber(in); err == nil {
+			t.Errorf("formNumber(%s) = %q; want an error", in, got)
+		}
+	}
+}
+
 func TestFormEncode_Refuses(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, json, err string }{
@@ -107,6 +134,7 @@ func TestFormEncode_Refuses(t *testing.T) {
 		{"array", `[1]`, "form encoding: the body is not a JSON object"},
 		{"not JSON", `{"a":`, "form encoding: not valid JSON"},
 		{"trailing data", `{"a":1} {}`, "form encoding: not valid JSON: data after the object"},
+		{"a number too long to write out", `{"m":{"n":[1e400]}}`, "form encoding: the number at m[n][0] has more than 400 digits written out in plain decimal, as a form carries numbers; send it as a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,6 +210,7 @@ func TestContract_BindRefusesUnsendable(t *testing.T) {
 		`{"amount":1,"transfer_data":{"destination":"x"}}`: "payload.transfer_data.destination is set, but settle writes it at send time from the tenant's parameters (target t1, body_fields); leave it out of the payload",
 		`{"amount":1,"transfer_data":[1]}`:                 "payload.transfer_data is an array, not an object, so settle cannot write body field transfer_data.destination at send time (target t1); send it as an object or leave it out",
 		`{"amount":1,"x[0]":"y"}`:                          "target t1 takes form-encoded bodies: a key at the top level is empty or holds [ or ], which bracket notation cannot carry unambiguously",
+		`{"amount":1e-400}`:                                "target t1 takes form-encoded bodies: the number at amount has more than 400 digits written out in plain decimal, as a form carries numbers; send it as a string",
 	} {
 		_, err := c.Bind([]byte(payload), "ref-1", "acme")
 		if ledger.ErrorCode(err) != ledger.EInvalid || ledger.ErrorMessage(err) != want {

@@ -115,7 +115,7 @@ func TestLoad_CompleteFile(t *testing.T) {
 					{Value: "failed", Outcome: ObjectFailed, Documentation: "https://docs.example.com/api/v1#charge-status"},
 				}},
 			Webhook: &Webhook{SecretEnv: "SETTLE_PAYMENTS_WEBHOOK_SECRET", Tolerance: 2 * time.Minute,
-				SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id"},
+				SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id", MaxBodyBytes: MaxWebhookBody},
 			Auth:     &Auth{Header: "Authorization", Scheme: AuthBearer, SecretEnv: "SETTLE_PAYMENTS_API_KEY"},
 			Encoding: EncodingForm,
 			Headers: []Header{{Name: "Payments-Account", Value: "{tenant.account}"},

@@ -18,6 +18,10 @@ const (
 	DefaultTolerance = 5 * time.Minute
 	MaxTolerance     = time.Hour
 	MaxReplayMargin  = time.Hour
+	// MaxWebhookBody is the largest inbound webhook body settle reads, and
+	// the most a contract's webhook.max_body_bytes may ask for: the
+	// setting can only lower it.
+	MaxWebhookBody = 1 << 20
 )
 
 var (
@@ -118,14 +122,14 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 	}
 	c.LateRequestsRejected = o.boolean("late_requests_rejected")
 	c.Outcomes = o.outcomes(c)
-	if r := o.need("response", "id_field", "match", "status_field", "statuses"); r != nil {
+	if r := o.need("response", "id_field", "match", "status_field", "statuses", "error_object_field"); r != nil {
 		c.Response = r.response(c)
 	}
 	c.Auth = o.auth()
 	c.Encoding = Encoding(o.oneOf("encoding", string(EncodingJSON), string(EncodingJSON), string(EncodingForm)))
 	c.Headers = o.headers(c)
 	c.BodyFields = o.bodyFields(c)
-	if wh := o.child("webhook", "secret_env", "tolerance", "signature_header", "object_field", "event_id_field"); wh != nil {
+	if wh := o.child("webhook", "secret_env", "tolerance", "signature_header", "object_field", "event_id_field", "max_body_bytes"); wh != nil {
 		c.Webhook = &Webhook{Tolerance: wh.duration("tolerance", DefaultTolerance),
 			SignatureHeader: "Settle-Signature", ObjectField: "data", EventIDField: "id"}
 		if wh.has("signature_header") {
@@ -146,6 +150,15 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 		}
 		if c.Webhook.Tolerance == 0 || c.Webhook.Tolerance > MaxTolerance {
 			wh.fail("tolerance", "must be more than 0s and at most %s", MaxTolerance)
+		}
+		c.Webhook.MaxBodyBytes = MaxWebhookBody
+		if s, ok := wh.scalar("max_body_bytes"); ok {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > MaxWebhookBody {
+				wh.fail("max_body_bytes", "must be a whole number of bytes from 1 to %d", MaxWebhookBody)
+			} else {
+				c.Webhook.MaxBodyBytes = n
+			}
 		}
 	}
 	return c, o

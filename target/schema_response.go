@@ -15,6 +15,12 @@ func (o *object) response(c *Contract) Response {
 	}
 	r.StatusField = o.field("status_field")
 	r.Statuses = o.statuses(r.StatusField != "")
+	r.ErrorObjectField = o.field("error_object_field")
+	if r.ErrorObjectField != "" && !slices.ContainsFunc(c.Outcomes, func(x OutcomeRule) bool { return x.Outcome == RejectedWithoutSideEffect }) {
+		// Read only in such answers: without one, the field would look like
+		// a check settle never makes.
+		o.fail("error_object_field", "is read only in answers mapped rejected_without_side_effect, and outcomes has none")
+	}
 	return r
 }
 

@@ -34,17 +34,12 @@ var (
 	ErrSignatureExpired = errors.New("signature timestamp outside the tolerance")
 )
 
-// Verify checks a signature header against body: the HMAC must match (any
-// of several v1 values, so a sender can rotate secrets) and the signed time
-// must be within tolerance of now, in either direction.
-func Verify(header string, body, secret []byte, tolerance time.Duration, now time.Time) error {
-	var (
-		ts   string
-		sigs [][]byte
-	)
+// parseSignature splits a signature header into its signed time and its
+// v1 signatures; ok is false when it holds no time or no signature.
+func parseSignature(header string) (ts string, unix int64, sigs [][]byte, ok bool) {
 	for _, part := range strings.Split(header, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
+		k, v, found := strings.Cut(strings.TrimSpace(part), "=")
+		if !found {
 			continue
 		}
 		switch k {
@@ -57,7 +52,25 @@ func Verify(header string, body, secret []byte, tolerance time.Duration, now tim
 		}
 	}
 	unix, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || len(sigs) == 0 || len(secret) == 0 {
+	return ts, unix, sigs, err == nil && len(sigs) > 0
+}
+
+// CheckSignatureHeader returns ErrSignatureMissing for a header Verify
+// could never accept, whatever the body. It needs no body, so a receiver
+// can refuse an unsigned delivery before reading (and holding) one.
+func CheckSignatureHeader(header string) error {
+	if _, _, _, ok := parseSignature(header); !ok {
+		return ErrSignatureMissing
+	}
+	return nil
+}
+
+// Verify checks a signature header against body: the HMAC must match (any
+// of several v1 values, so a sender can rotate secrets) and the signed time
+// must be within tolerance of now, in either direction.
+func Verify(header string, body, secret []byte, tolerance time.Duration, now time.Time) error {
+	ts, unix, sigs, ok := parseSignature(header)
+	if !ok || len(secret) == 0 {
 		return ErrSignatureMissing
 	}
 	want := mac(secret, ts, body)

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -58,4 +59,25 @@ func (c *Contract) ObjectStatus(body []byte) (ObjectState, error) {
 func (c *Contract) Completed(body []byte) (bool, error) {
 	st, err := c.ObjectStatus(body)
 	return err == nil && st.Outcome == ObjectSucceeded, err
+}
+
+// ErrorObject returns the object an error answer carries at
+// response.error_object_field (a declined charge the refused request
+// created), re-encoded as JSON for RemoteID, ObjectStatus and References;
+// ok is false when the contract names no such field or the body holds no
+// JSON object there.
+func (c *Contract) ErrorObject(body []byte) (object []byte, ok bool) {
+	if c.Response.ErrorObjectField == "" {
+		return nil, false
+	}
+	v, err := decodeJSON(body)
+	if err != nil {
+		return nil, false
+	}
+	obj, found := get(v, c.Response.ErrorObjectField)
+	if _, isObj := obj.(map[string]any); !found || !isObj {
+		return nil, false
+	}
+	out, err := json.Marshal(obj)
+	return out, err == nil
 }

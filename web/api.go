@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ func (s *server) routesAPI(e *echo.Echo) {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
 	})
 	api := e.Group("/api/v1", s.apiAuth, s.rateLimit)
-	api.POST("/operations", s.createOperation, s.limitCreates)
+	api.POST("/operations", s.createOperation)
 	api.GET("/operations", s.listOperations)
 	api.GET("/operations/:id", s.getOperation)
 }
@@ -100,12 +101,21 @@ func (s *server) present(op ledger.Operation) operationJSON {
 // not abort a commit in progress.
 func (s *server) createOperation(c echo.Context) error {
 	req, err := decodeCreate(c.Request(), s.bodyLimit)
+	if he := (*echo.HTTPError)(nil); errors.As(err, &he) &&
+		(he.Code == http.StatusRequestEntityTooLarge || he.Code == http.StatusUnsupportedMediaType) {
+		return unread(c, err) // the rest of the body is not wanted
+	}
 	if err != nil {
 		return err
 	}
 	if err := checkPayloadShape(req.Payload); err != nil {
 		return err
 	}
+	release, err := s.createSlot(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	t, ok := s.targets.Target(req.Target)
 	if !ok {
 		return ledger.Errorf(ledger.EInvalid, "unknown target %q", req.Target)

@@ -39,6 +39,12 @@ func decodeCreate(r *http.Request, limit int64) (createRequest, error) {
 	if err != nil || mt != echo.MIMEApplicationJSON {
 		return createRequest{}, echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
+	// A Content-Length above the limit is refused before any byte is
+	// read, so a client that sent Expect: 100-continue is answered at once.
+	if r.ContentLength > limit {
+		return createRequest{}, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("request body exceeds %d bytes", limit))
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return createRequest{}, echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")

@@ -22,8 +22,10 @@ const (
 	DefaultRateBurst = 100
 	// DefaultMaxCreates caps creates in progress in one replica; one more
 	// waits up to DefaultCreateWait for a slot, then is refused with 503.
-	DefaultMaxCreates = 32
-	DefaultCreateWait = time.Second
+	// One tenant may hold DefaultMaxCreatesPerTenant of them.
+	DefaultMaxCreates          = 32
+	DefaultMaxCreatesPerTenant = 24
+	DefaultCreateWait          = time.Second
 	// MaxPayloadDepth bounds a payload's nesting (the payload object is
 	// level 1); MaxPayloadItems bounds the elements of one array and the
 	// members of one object. Beyond either a create is 422.
@@ -96,40 +98,71 @@ func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// createSlots caps creates in progress: each holds a request body, a
-// canonicalised payload and a database connection.
+// createSlots caps creates in progress: each holds a canonicalised
+// payload and a database connection. One tenant may hold at most
+// perTenant of them, fewer than all, so however many creates it sends at
+// once, another tenant's create finds a slot.
 type createSlots struct {
-	slots chan struct{}
-	wait  time.Duration
+	slots     chan struct{}
+	perTenant int
+	wait      time.Duration
+
+	mu sync.Mutex
+	// tenants holds one semaphore per tenant that has sent a create; it
+	// is bounded, like tokenRates, by the tenants that have a token.
+	tenants map[string]chan struct{}
 }
 
-func newCreateSlots(n int, wait time.Duration) *createSlots {
-	if n <= 0 {
-		n = DefaultMaxCreates
+// newCreateSlots caps creates at n, perTenant of them for one tenant; 0
+// means the defaults, and perTenant 0 leaves a quarter of n (at least one
+// slot) to other tenants.
+func newCreateSlots(n, perTenant int, wait time.Duration) *createSlots {
+	n = positive(n, DefaultMaxCreates)
+	if perTenant <= 0 {
+		perTenant = max(1, n-max(1, n/4))
 	}
-	if wait <= 0 {
-		wait = DefaultCreateWait
-	}
-	return &createSlots{slots: make(chan struct{}, n), wait: wait}
+	return &createSlots{slots: make(chan struct{}, n), perTenant: min(perTenant, n),
+		wait: positive(wait, DefaultCreateWait), tenants: map[string]chan struct{}{}}
 }
 
-// limitCreates holds a create until a slot is free, for up to the wait;
-// then 503 overloaded with Retry-After: 1. A client that gives up while
-// waiting frees nothing it did not take.
-func (s *server) limitCreates(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx, cancel := context.WithTimeout(c.Request().Context(), s.creates.wait)
-		defer cancel()
-		select {
-		case s.creates.slots <- struct{}{}:
-		case <-ctx.Done():
-			c.Response().Header().Set("Retry-After", "1")
-			return echo.NewHTTPError(http.StatusServiceUnavailable,
-				"too many creates in progress on this replica; retry after the Retry-After header's seconds")
-		}
-		defer func() { <-s.creates.slots }()
-		return next(c)
+// acquire takes one of tenant's slots and one of the replica's, waiting
+// up to the wait in all; ok false means it took neither.
+func (cs *createSlots) acquire(ctx context.Context, tenant string) (release func(), ok bool) {
+	cs.mu.Lock()
+	own, found := cs.tenants[tenant]
+	if !found {
+		own = make(chan struct{}, cs.perTenant)
+		cs.tenants[tenant] = own
 	}
+	cs.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, cs.wait)
+	defer cancel()
+	select {
+	case own <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false
+	}
+	select {
+	case cs.slots <- struct{}{}:
+	case <-ctx.Done():
+		<-own
+		return nil, false
+	}
+	return func() { <-cs.slots; <-own }, true
+}
+
+// createSlot holds a create, whose body has been read and checked, until
+// a slot is free for up to the wait; then 503 overloaded with Retry-After:
+// 1. The body is read first so that a client trickling one in holds no
+// slot while it does.
+func (s *server) createSlot(c echo.Context) (release func(), err error) {
+	release, ok := s.creates.acquire(c.Request().Context(), tenantOf(c))
+	if !ok {
+		c.Response().Header().Set("Retry-After", "1")
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable,
+			"too many creates in progress on this replica or for this tenant; retry after the Retry-After header's seconds")
+	}
+	return release, nil
 }
 
 // checkPayloadShape bounds a payload's nesting and the size of each array

@@ -98,7 +98,7 @@ func TestLimits_ConcurrentCreates(t *testing.T) {
 		s := open(t)
 		g := gatedStore{store: s, entered: make(chan struct{}, 8), gate: make(chan struct{})}
 		const wait = 200 * time.Millisecond
-		e := serve(t, s, web.Config{Store: g, MaxCreates: 2, CreateWait: wait})
+		e := serve(t, s, web.Config{Store: g, MaxCreates: 2, MaxCreatesPerTenant: 2, CreateWait: wait})
 
 		var wg sync.WaitGroup
 		held := make(chan response, 2)

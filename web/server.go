@@ -65,8 +65,11 @@ type Config struct {
 	RateBurst int
 	// MaxCreates caps creates in progress; one more waits up to CreateWait
 	// for a slot, then is refused with 503. 0 means the defaults.
-	MaxCreates int
-	CreateWait time.Duration
+	// MaxCreatesPerTenant caps those of one tenant (at most MaxCreates);
+	// 0 leaves a quarter of MaxCreates, at least one, to other tenants.
+	MaxCreates          int
+	MaxCreatesPerTenant int
+	CreateWait          time.Duration
 
 	// Webhooks: the contracts name each target's signing scheme, the
 	// secrets (read from the environment at start-up) verify deliveries,
@@ -74,6 +77,10 @@ type Config struct {
 	Contracts      Contracts
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
+	// MaxWebhookReads caps webhook bodies read at once; one more waits
+	// up to WebhookWait, then is refused with 503. 0 means the defaults.
+	MaxWebhookReads int
+	WebhookWait     time.Duration
 
 	// Client asks targets on a person's behalf (the console's checks of
 	// "confirm succeeded" and supersede), with the deployment's credentials
@@ -129,6 +136,8 @@ type server struct {
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
+	webhookReads   *semaphore
+	shed           *sheddingLog     // refusals a flood drives, rate-limited
 	counters       *metrics.Metrics // nil: not counted
 	rates          *tokenRates      // nil: unlimited
 	creates        *createSlots
@@ -184,7 +193,10 @@ func New(cfg Config) *echo.Echo {
 		s.now = time.Now
 	}
 	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
-	s.creates = newCreateSlots(cfg.MaxCreates, cfg.CreateWait)
+	s.shed = newSheddingLog(s.log)
+	s.webhookReads = newSemaphore(positive(cfg.MaxWebhookReads, DefaultMaxWebhookReads),
+		positive(cfg.WebhookWait, DefaultWebhookWait))
+	s.creates = newCreateSlots(cfg.MaxCreates, cfg.MaxCreatesPerTenant, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
@@ -224,6 +236,12 @@ func New(cfg Config) *echo.Echo {
 			s.log.Warn("not ready: store unreachable", "err", err, "request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 			return c.String(http.StatusServiceUnavailable, "store unreachable\n")
 		}
+		// A console whose sign-in is down (its OpenID provider cannot be
+		// reached) is degraded, not unready: the API and the webhooks
+		// work, and taking the replica out would stop them too.
+		if h, ok := s.signIn.(interface{ Unavailable() error }); ok && h.Unavailable() != nil {
+			return c.String(http.StatusOK, "ready; console degraded: sign-in unavailable\n")
+		}
 		return c.String(http.StatusOK, "ready\n")
 	})
 	if !cfg.MetricsElsewhere {
@@ -238,6 +256,14 @@ func New(cfg Config) *echo.Echo {
 		s.routesConsole(e)
 	}
 	return e
+}
+
+// positive returns v, or def when v is not positive.
+func positive[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // implementation returns set when it is not nil, else the first of the

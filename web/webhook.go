@@ -14,8 +14,17 @@ import (
 	"settle/target"
 )
 
-// WebhookBodyLimit bounds an inbound webhook body.
-const WebhookBodyLimit = 1 << 20
+// WebhookBodyLimit bounds an inbound webhook body; a contract's
+// webhook.max_body_bytes may lower it per target.
+const WebhookBodyLimit = target.MaxWebhookBody
+
+// DefaultMaxWebhookReads caps webhook bodies read (and held) at once; one
+// more waits up to DefaultWebhookWait, then is refused with 503. At the
+// default body limit that bounds their memory to 64 MiB.
+const (
+	DefaultMaxWebhookReads = 64
+	DefaultWebhookWait     = time.Second
+)
 
 // webhooks counts deliveries by target and result.
 func newWebhookCounter(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -39,22 +48,45 @@ func (s *server) receiveWebhook(c echo.Context) error {
 		s.webhookCount.WithLabelValues("-", "unknown_target").Inc()
 		return echo.NewHTTPError(http.StatusNotFound, "no webhook is configured for this target")
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, WebhookBodyLimit+1))
+	limit := int64(WebhookBodyLimit)
+	if n := contract.Webhook.MaxBodyBytes; n > 0 && n < WebhookBodyLimit {
+		limit = int64(n)
+	}
+	// Everything that needs no body is checked before reading one: an
+	// unsigned flood costs a header each, not a megabyte each.
+	sig := c.Request().Header.Get(contract.Webhook.SignatureHeader)
+	if err := target.CheckSignatureHeader(sig); err != nil {
+		s.webhookCount.WithLabelValues(name, "bad_signature").Inc()
+		s.shed.warn("webhook refused", "target", name, "reason", err.Error(),
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		return unread(c, echo.NewHTTPError(http.StatusUnauthorized, "invalid signature: "+err.Error()))
+	}
+	if c.Request().ContentLength > limit {
+		s.webhookCount.WithLabelValues(name, "too_large").Inc()
+		return unread(c, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", limit)))
+	}
+	release, ok := s.webhookReads.acquire(c.Request().Context())
+	if !ok {
+		c.Response().Header().Set("Retry-After", "1")
+		return unread(c, echo.NewHTTPError(http.StatusServiceUnavailable,
+			"too many webhook deliveries in progress on this replica; retry after the Retry-After header's seconds"))
+	}
+	defer release() // the body is held until it is stored
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
 	}
-	if len(body) > WebhookBodyLimit {
+	if int64(len(body)) > limit {
 		s.webhookCount.WithLabelValues(name, "too_large").Inc()
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", WebhookBodyLimit))
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", limit))
 	}
-	sig := c.Request().Header.Get(contract.Webhook.SignatureHeader)
 	if err := target.Verify(sig, body, secret, contract.Webhook.Tolerance, s.now()); err != nil {
 		result := "bad_signature"
 		if errors.Is(err, target.ErrSignatureExpired) {
 			result = "expired_signature"
 		}
 		s.webhookCount.WithLabelValues(name, result).Inc()
-		s.log.Warn("webhook refused", "target", name, "reason", err.Error(),
+		s.shed.warn("webhook refused", "target", name, "reason", err.Error(),
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return echo.NewHTTPError(http.StatusUnauthorized, "invalid signature: "+err.Error())
 	}
@@ -71,4 +103,41 @@ func (s *server) receiveWebhook(c echo.Context) error {
 	}
 	s.webhookCount.WithLabelValues(name, result).Inc()
 	return c.JSON(http.StatusOK, map[string]any{"received": true, "delivery_id": id, "duplicate": dup})
+}
+
+// unread marks err as a refusal made without reading the body: the
+// connection closes after the answer, so net/http answers at once instead
+// of first waiting for (and discarding) a body that may never come.
+func unread(c echo.Context, err error) error {
+	c.Response().Header().Set(echo.HeaderConnection, "close")
+	return err
+}
+
+// semaphore bounds work in progress; acquire waits up to wait for a place.
+type semaphore struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+func newSemaphore(n int, wait time.Duration) *semaphore {
+	return &semaphore{slots: make(chan struct{}, n), wait: wait}
+}
+
+// acquire takes a place, waiting up to the semaphore's wait or until ctx
+// ends; ok false means none was taken.
+func (m *semaphore) acquire(ctx context.Context) (release func(), ok bool) {
+	select {
+	case m.slots <- struct{}{}:
+		return func() { <-m.slots }, true
+	default:
+	}
+	t := time.NewTimer(m.wait)
+	defer t.Stop()
+	select {
+	case m.slots <- struct{}{}:
+		return func() { <-m.slots }, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
 }

@@ -33,6 +33,7 @@ type Provider struct {
 
 	m     *mockoidc.MockOIDC
 	users map[string]User
+	addr  string // host:port of the issuer
 
 	mu        sync.Mutex
 	verifiers []string // code_verifier of each token request, in order
@@ -43,6 +44,17 @@ type Provider struct {
 // queue: one per authorization request); with none queued the provider
 // signs in its own default user, who has no groups settle knows.
 func Start(t testing.TB, users ...User) *Provider {
+	t.Helper()
+	p := Down(t, users...)
+	p.Up(t)
+	return p
+}
+
+// Down returns a provider that is not running: its Issuer, ClientID and
+// ClientSecret are set, so that a console can be configured with them,
+// but nothing listens at the issuer's address (connections are refused)
+// until Up.
+func Down(t testing.TB, users ...User) *Provider {
 	t.Helper()
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
@@ -55,18 +67,37 @@ func Start(t testing.TB, users ...User) *Provider {
 	if err := m.AddMiddleware(p.record); err != nil {
 		t.Fatal(err)
 	}
+	// A free port, released at once: the provider takes it in Up.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Start(ln, nil); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Shutdown() })
-	cfg := m.Config()
-	p.Issuer, p.ClientID, p.ClientSecret = cfg.Issuer, cfg.ClientID, cfg.ClientSecret
+	p.addr = ln.Addr().String()
+	_ = ln.Close()
+	p.Issuer, p.ClientID, p.ClientSecret = "http://"+p.addr+mockoidc.IssuerBase, m.ClientID, m.ClientSecret
 	return p
 }
+
+// Up starts a provider Down returned, at its issuer's address; it is
+// stopped when the test ends.
+func (p *Provider) Up(t testing.TB) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.m.Start(ln, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.m.Shutdown() })
+	if got := p.m.Config().Issuer; got != p.Issuer {
+		t.Fatalf("oidctest: issuer %s, want %s", got, p.Issuer)
+	}
+}
+
+// Stop stops a running provider for good: connections to it are refused
+// from now on.
+func (p *Provider) Stop() { _ = p.m.Shutdown() }
 
 // SignInAs makes the next authorization request sign in the user with
 // this subject. It fails the test for a subject Start was not given.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -287,8 +288,9 @@ variables, then the --config file, then defaults — checks it, and prints
 every setting with where its value came from, secrets and passwords masked.
 With --contracts it also loads the contracts and says whether each secret
 they name is set (never its value), and with --console-config checks the
-console's sign-in file. Exit 0 when serve would start with it, 1 when a
-contract or secret is wrong, 2 when a setting is.
+console's sign-in file and tries its OpenID provider's discovery. Exit 0
+when serve would start with it, 1 when a contract or secret is wrong or the
+OpenID provider cannot be reached, 2 when a setting is.
 `
 
 // configCmd runs `settle config check`.
@@ -338,10 +340,20 @@ func configCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if cfg.consoleConfig != "" {
-		if _, err := auth.LoadConfig(cfg.consoleConfig); err != nil {
+		ac, err := auth.LoadConfig(cfg.consoleConfig)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "console sign-in: %s is valid\n", cfg.consoleConfig)
+		// serve starts without its provider (the console then says sign-in
+		// is unavailable), but a check before a deployment should know.
+		if err := auth.CheckProvider(context.Background(), ac); err != nil {
+			fmt.Fprintf(stdout, "console sign-in: the OpenID provider could not be reached: %v\n", err)
+			problems = append(problems, "console sign-in: the OpenID provider at "+ac.OIDC.Issuer+
+				" could not be reached; serve would start, but nobody could sign in to the console until it answers")
+		} else {
+			fmt.Fprintf(stdout, "console sign-in: the OpenID provider at %s answered its discovery\n", ac.OIDC.Issuer)
+		}
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))

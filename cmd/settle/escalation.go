@@ -15,12 +15,16 @@ import (
 const escalationUsage = `usage: settle escalation <list|propose|approve|reject> --tenant NAME [flags]
 
   settle escalation list --tenant T [--all]
-  settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --by NAME
-  settle escalation approve --tenant T PROPOSAL --by NAME      (a different person than the proposer)
-  settle escalation reject  --tenant T PROPOSAL --by NAME --reason TEXT
+  settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --as PERSON
+  settle escalation approve --tenant T PROPOSAL --as PERSON    (a different person than the proposer)
+  settle escalation reject  --tenant T PROPOSAL --as PERSON --reason TEXT
 
-  --by NAME is recorded as the stable subject cli:NAME, in role owner; the
-  two-person rule compares subjects.
+  --as PERSON names the console person you act as, as the event log shows
+  them (oidc:<subject> or demo:<user>); settle must know them: they have
+  signed in to the console or acted in the tenant there. The record is
+  "cli:<your OS user> as PERSON", in role owner; the two-person rule
+  compares the person, so nobody approves their own proposal, made here
+  or in the console.
 `
 
 // escalation works the escalation queue from the command line: one person
@@ -43,13 +47,18 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	to := fs.String("to", "", "SUCCEEDED or FAILED_TERMINAL")
 	ref := fs.String("remote-ref", "", "the target's object id (required for SUCCEEDED)")
 	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected")
-	by := byFlag(fs, false)
+	as := fs.String("as", "", "the console person you act as (required to decide)")
+	by := fs.String("by", "", "no longer accepted: use --as")
 	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
 	if err != nil {
 		return err
 	}
 	wantPos := map[string]int{"list": 0, "propose": 1, "approve": 1, "reject": 1}[verb]
-	if *tenant == "" || len(pos) != wantPos || (verb != "list" && *by == "") {
+	if *by != "" {
+		fmt.Fprintf(stderr, "--by is no longer accepted: the operating-system user is recorded, with --as naming the console person you act as\n%s", escalationUsage)
+		return errUsage
+	}
+	if *tenant == "" || len(pos) != wantPos || (verb != "list" && *as == "") {
 		fmt.Fprint(stderr, escalationUsage)
 		return errUsage
 	}
@@ -66,7 +75,13 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer store.Close()
 
-	actx := asCLI(ctx, *by, cliRoleOwner)
+	if verb == "list" {
+		return listEscalations(ctx, store, *tenant, *all, stdout)
+	}
+	actx, err := asPerson(ctx, store, *tenant, *as)
+	if err != nil {
+		return err
+	}
 	switch verb {
 	case "propose":
 		r, err := store.Propose(actx, ledger.Resolution{Tenant: *tenant, OperationID: pos[0], To: ledger.State(*to),
@@ -86,8 +101,6 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		fmt.Fprintf(stdout, "rejected %d\n", id)
-	case "list":
-		return listEscalations(ctx, store, *tenant, *all, stdout)
 	}
 	return nil
 }

@@ -32,27 +32,28 @@ func TestEscalation_TwoPersonResolution(t *testing.T) {
 		out, err := exec.Command(binary, append(append([]string{"escalation"}, args...), "--tenant", "acme", "--database-url", db)...).CombinedOutput()
 		return string(out), err
 	}
+	knownPeople(t, db, "demo:alice", "demo:bob")
 	if out, _ := cli("list"); !strings.Contains(out, op.ID) {
 		t.Fatalf("list:\n%s", out)
 	}
 	// An object id no store or screen can take is refused, naming the field.
 	if out, err := cli("propose", op.ID, "--to", "SUCCEEDED", "--remote-ref", "ch_"+strings.Repeat("x", 3000),
-		"--reason", "seen in the provider dashboard", "--by", "alice"); err == nil || !strings.Contains(out, "remote_ref is 3003 bytes") {
+		"--reason", "seen in the provider dashboard", "--as", "demo:alice"); err == nil || !strings.Contains(out, "remote_ref is 3003 bytes") {
 		t.Fatalf("a 3,000-character object id: %v\n%.300s", err, out)
 	}
-	out, err := cli("propose", op.ID, "--to", "SUCCEEDED", "--remote-ref", "ch_found", "--reason", "seen in the provider dashboard", "--by", "alice")
+	out, err := cli("propose", op.ID, "--to", "SUCCEEDED", "--remote-ref", "ch_found", "--reason", "seen in the provider dashboard", "--as", "demo:alice")
 	if err != nil {
 		t.Fatalf("propose: %v\n%s", err, out)
 	}
 	id := regexp.MustCompile(`proposal (\d+)`).FindStringSubmatch(out)[1]
-	if out, err := cli("approve", id, "--by", "alice"); err == nil || !strings.Contains(out, "own proposal") {
+	if out, err := cli("approve", id, "--as", "demo:alice"); err == nil || !strings.Contains(out, "own proposal") {
 		t.Fatalf("self-approval: %v\n%s", err, out)
 	}
-	if out, err := cli("approve", id, "--by", "bob"); err != nil || !strings.Contains(out, "SUCCEEDED") {
+	if out, err := cli("approve", id, "--as", "demo:bob"); err != nil || !strings.Contains(out, "SUCCEEDED") {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 	// The queue shows people by name; the record keeps their subjects.
-	if out, err := cli("list", "--all"); err != nil || !strings.Contains(out, "approved by bob") || !strings.Contains(out, "alice") {
+	if out, err := cli("list", "--all"); err != nil || !strings.Contains(out, "approved by demo:bob") || !strings.Contains(out, "demo:alice") {
 		t.Fatalf("list --all: %v\n%s", err, out)
 	}
 	got := waitState(t, base, token, op.ID, "SUCCEEDED", 5*time.Second)

@@ -217,7 +217,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reg.MustRegister(gauges)
 	webCfg := web.Config{Store: store, Counters: counters, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
-		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates,
+		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
 		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
@@ -226,7 +226,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if console != nil {
 		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, store, cfg.readOnly
-		webCfg.InsecureCookies = cfg.demo
+		webCfg.InsecureCookies = !console.Sessions().Secure()
 	}
 	e := web.New(webCfg)
 	limits, err := fitConns(cfg.limits, component("http"))
@@ -299,7 +299,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	work.Add(1)
 	// The gauge reader runs with the loops but is not one of the loops the
 	// start-up line counts: those are the work the --no-X flags switch off.
-	go func() { defer work.Done(); reconciler.Run(workCtx, append(loops, gauges)...) }()
+	// Nor is the console's retry of its provider's discovery, which ends
+	// once the provider has answered.
+	aside := []interface{ Run(context.Context) error }{gauges}
+	if console != nil {
+		aside = append(aside, console)
+	}
+	go func() { defer work.Done(); reconciler.Run(workCtx, append(loops, aside...)...) }()
 
 	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
 		ln.Addr(), desc, len(contracts.Names()), where, len(loops))

@@ -89,6 +89,7 @@ type apiLimits struct {
 	rate       float64 // per token per second; 0: unlimited
 	burst      int
 	maxCreates int
+	perTenant  int // creates one tenant may have in progress; 0: the default share
 }
 
 // rateLimit is rate as web.Config wants it (negative: unlimited).
@@ -105,6 +106,8 @@ func apiFlags(fs *flag.FlagSet, a *apiLimits) {
 	fs.IntVar(&a.burst, "rate-burst", web.DefaultRateBurst, "API requests each API token may send at once")
 	fs.IntVar(&a.maxCreates, "max-creates", web.DefaultMaxCreates,
 		fmt.Sprintf("creates in progress in this replica; one more waits %s for a slot, then gets 503", web.DefaultCreateWait))
+	fs.IntVar(&a.perTenant, "max-creates-per-tenant", 0,
+		"creates one tenant may have in progress, at most --max-creates; 0: all but a quarter of --max-creates (at least one), so one tenant never holds every slot")
 }
 
 func checkAPIFlags(a apiLimits, stderr io.Writer) error {
@@ -116,6 +119,8 @@ func checkAPIFlags(a apiLimits, stderr io.Writer) error {
 		msg = fmt.Sprintf("--rate-burst must be at least 1, got %d", a.burst)
 	case a.maxCreates < 1:
 		msg = fmt.Sprintf("--max-creates must be at least 1, got %d", a.maxCreates)
+	case a.perTenant < 0 || a.perTenant > a.maxCreates:
+		msg = fmt.Sprintf("--max-creates-per-tenant must be from 0 (the default share) to --max-creates (%d), got %d", a.maxCreates, a.perTenant)
 	default:
 		return nil
 	}

@@ -101,6 +101,8 @@ func TestServe_HTTPLimitFlags(t *testing.T) {
 		{"--rate-limit", "-1"},
 		{"--rate-burst", "0"},
 		{"--max-creates", "0"},
+		{"--max-creates", "4", "--max-creates-per-tenant", "5"},
+		{"--max-creates-per-tenant", "-1"},
 	} {
 		code, stdout, stderr := runIn(t, t.TempDir(), []string{"DATABASE_URL="},
 			append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)

@@ -40,7 +40,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	lag := fs.Duration("lag", 0, "how long after commit a charge becomes visible to lookups (stripe: to search)")
 	async := fs.Bool("async", false, "settle flavor: answer creates with 202 and a pending charge that succeeds 1s later")
 	webhookURL := fs.String("webhook-url", "", "settle flavor: send signed charge.succeeded events here; the secret comes from env "+sim.WebhookSecretEnv)
-	accountRequired := fs.Bool("account-required", false, "stripe: refuse requests without a Stripe-Account header (400)")
+	accountRequired := fs.Bool("account-required", false, "stripe: refuse requests without a Stripe-Account header (400), as a Connect platform's; only then does --print-contract send Stripe-Account from the tenant parameter account")
 	seed := fs.Uint64("seed", 1, "seed of the fault draws: the same seed and requests draw the same faults")
 	name := fs.String("name", "sim", "target name in the printed contract")
 	printContract := fs.Bool("print-contract", false, "print the contracts YAML for a simulator with these flags, and exit")

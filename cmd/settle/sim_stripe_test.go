@@ -22,7 +22,7 @@ const simKey = "sk_test_CliSimulatorKey0123456789abcd"
 func TestSim_StripePrintContract(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t)
-	c := exec.Command(binary, "sim", "--flavor", "stripe", "--print-contract", "--name", "stripe", "--addr", addr, "--lag", "2s", "--retention", "1h")
+	c := exec.Command(binary, "sim", "--flavor", "stripe", "--print-contract", "--name", "stripe", "--addr", addr, "--lag", "2s", "--retention", "1h", "--account-required")
 	c.Env = append(os.Environ(), "SETTLE_SIM_API_KEY="+simKey)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
@@ -53,6 +53,15 @@ func TestSim_StripePrintContract(t *testing.T) {
 		got.Headers["Stripe-Account"] != "{tenant.account}" || got.Create["path"] != "/v1/payment_intents" ||
 		got.Idem["retention"] != "1h" || got.Idem["replayed_header"] != "Idempotent-Replayed" || got.Lookup["propagation_limit"] != "3s" {
 		t.Errorf("contract %+v", got)
+	}
+
+	// Without --account-required, no Stripe-Account header: it would
+	// escalate unsent every operation of a tenant without an account.
+	c = exec.Command(binary, "sim", "--flavor", "stripe", "--print-contract", "--addr", addr)
+	c.Env = append(os.Environ(), "SETTLE_SIM_API_KEY="+simKey)
+	out, err := c.Output()
+	if err != nil || strings.Contains(string(out), "Stripe-Account") || strings.Contains(string(out), "headers:") {
+		t.Errorf("contract without --account-required: %v:\n%s", err, out)
 	}
 }
 

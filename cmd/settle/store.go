@@ -111,6 +111,7 @@ type store interface {
 	ledger.ResolutionStore
 	ledger.FigureStore
 	ledger.SessionStore
+	ledger.PersonStore
 	ledger.Browser
 	ledger.TokenStore
 	ledger.ActionStore

@@ -35,7 +35,9 @@ func TestEndToEnd_Stripe(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"SETTLE_SIM_API_KEY=" + stripeKey}
 	addr := freeAddr(t)
-	simArgs := []string{"--flavor", "stripe", "--addr", addr, "--name", "stripe", "--lag", "5s", "--seed", "7",
+	// --account-required: a Connect platform, whose contract sends each
+	// tenant's Stripe-Account.
+	simArgs := []string{"--flavor", "stripe", "--addr", addr, "--name", "stripe", "--lag", "5s", "--seed", "7", "--account-required",
 		"--drop-after-commit", "0.1", "--fail-after-commit", "0.1", "--slow", "0.05"}
 	printed := exec.Command(binary, append([]string{"sim", "--print-contract"}, simArgs...)...)
 	printed.Env = append(os.Environ(), env...)
@@ -226,7 +228,8 @@ func withoutEnv(env []string, name string) []string {
 // as a user copies it, against `settle sim --flavor stripe` instead of
 // Stripe: only base_url changes, and the two environment variables the
 // example names are set. Lost answers and saved 500s end SUCCEEDED with one
-// intent each, with the example's payload: as it is, under the platform's
+// intent each, and a declined card "Not applied" with its intent's id, with
+// the example's payload: as it is, under the platform's
 // own account; with its Stripe-Account line uncommented (a Connect
 // platform), under the tenant's connected account, which the simulator
 // then requires.
@@ -290,17 +293,39 @@ func TestEndToEnd_StripeExampleContract(t *testing.T) {
 				}
 				ids = append(ids, op.ID)
 			}
+			// A declined card: "Not applied", with the declined intent's id
+			// as the operation's remote reference.
+			status, declined := apiCall(t, http.MethodPost, srv.URL+"/api/v1/operations", token,
+				`{"target":"stripe","operation_type":"charge","intent_ref":"order-declined",
+				"payload":{"amount":990,"currency":"eur","payment_method":"pm_card_chargeDeclined","confirm":true,
+				"automatic_payment_methods":{"enabled":true,"allow_redirects":"never"}}}`)
+			if status != http.StatusCreated {
+				t.Fatalf("order-declined: status %d", status)
+			}
 			for _, id := range ids {
 				waitState(t, srv.URL, token, id, "SUCCEEDED", 2*time.Minute)
 			}
+			waitState(t, srv.URL, token, declined.ID, "FAILED_TERMINAL", 2*time.Minute)
 			objects := stripeObjects(t, simBase)
+			declinedID := ""
 			for _, o := range objects {
+				if o.Reference == declined.RemoteKey {
+					declinedID = o.ID
+					if o.Status != "requires_payment_method" {
+						t.Errorf("declined intent %s: status %s", o.ID, o.Status)
+					}
+					continue
+				}
 				if o.Account != tc.account || o.Status != "succeeded" {
 					t.Errorf("intent %s: account %s, status %s", o.ID, o.Account, o.Status)
 				}
 			}
-			if len(objects) != len(ids) {
-				t.Errorf("%d intents for %d operations", len(objects), len(ids))
+			if len(objects) != len(ids)+1 || declinedID == "" {
+				t.Errorf("%d intents for %d operations and one decline", len(objects), len(ids))
+			}
+			show := mustOutput(t, binary, "operation", "show", "--tenant", "acme", "order-declined", "--database-url", db)
+			if !strings.Contains(show, "FAILED_TERMINAL") || !strings.Contains(show, declinedID) {
+				t.Errorf("operation show of the decline lacks FAILED_TERMINAL or the intent %s:\n%s", declinedID, show)
 			}
 		})
 	}

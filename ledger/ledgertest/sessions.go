@@ -19,6 +19,36 @@ func RunSessions(t *testing.T, h Harness) {
 	t.Run("AbsoluteExpiry", func(t *testing.T) { testSessionAbsolute(t, h) })
 	t.Run("DeleteAndRevoke", func(t *testing.T) { testSessionDelete(t, h) })
 	t.Run("DeleteExpired", func(t *testing.T) { testSessionDeleteExpired(t, h) })
+	t.Run("KnownPerson", func(t *testing.T) { testKnownPerson(t, h) })
+}
+
+// testKnownPerson: a person is known by a session row, or by a console
+// action in the tenant; never a CLI subject, and normalised.
+func testKnownPerson(t *testing.T, h Harness) {
+	f := setup(t, h)
+	ps, ok := f.store.(ledger.PersonStore)
+	if !ok {
+		t.Fatal("store does not implement ledger.PersonStore")
+	}
+	rs := f.store.(ledger.ResolutionStore)
+	f.addSession("s1", "demo:ada")
+	op := f.inState("acme", ledger.Escalated)
+	if _, err := rs.Propose(f.as("oidc:zed", "Zed", "owner"), ledger.Resolution{Tenant: "acme", OperationID: op.ID,
+		To: ledger.FailedTerminal, Reason: "never arrived"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tenant, subject string
+		want            bool
+	}{
+		{"acme", "demo:ada", true}, {"globex", "demo:ada", true}, {"acme", " demo:ada\t", true},
+		{"acme", "oidc:zed", true}, {"globex", "oidc:zed", false}, {"acme", "oidc:nobody", false},
+		{"acme", "cli:ada", false}, {"acme", "ada", false}, {"acme", "demo:", false},
+	} {
+		if got, err := ps.KnownPerson(f.ctx, c.tenant, c.subject); err != nil || got != c.want {
+			t.Errorf("KnownPerson(%q, %q) = %v, %v; want %v", c.tenant, c.subject, got, err, c.want)
+		}
+	}
 }
 
 func (f *fixture) sessions() ledger.SessionStore {

@@ -694,6 +694,10 @@ var planCases = []planCase{
 		_, err := f.s.RevokeSessions(ctx, "oidc:plan")
 		return err
 	}},
+	{name: "KnownPerson", want: []string{"console_sessions_subject", "actions_tenant"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.KnownPerson(ctx, "acme", "oidc:plan")
+		return err
+	}},
 	{name: "DeleteExpiredSessions", seq: []string{"console_sessions: the idle expiry has no index; the table holds live sessions only"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.DeleteExpiredSessions(ctx)

@@ -111,3 +111,21 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context) (int, error) {
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+var _ ledger.PersonStore = (*Store)(nil)
+
+// KnownPerson implements ledger.PersonStore: a session row (only a verified
+// sign-in writes one) or a console action in the tenant.
+func (s *Store) KnownPerson(ctx context.Context, tenant, subject string) (bool, error) {
+	if !ledger.IsConsolePerson(subject) {
+		return false, nil
+	}
+	subject = ledger.NormalizeSubject(subject)
+	var known bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM console_sessions WHERE subject = $1)
+		OR EXISTS (SELECT 1 FROM actions WHERE tenant_id = $2 AND subject = $1)`, subject, tenant).Scan(&known)
+	if err != nil {
+		return false, fmt.Errorf("known person: %w", err)
+	}
+	return known, nil
+}

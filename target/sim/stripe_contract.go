@@ -46,8 +46,14 @@ func (s *Sim) stripeContract(name, base string, today time.Time) []byte {
 	p("    tenant_field: %s", q(c.TenantField))
 	p("    auth: {header: Authorization, scheme: Bearer, secret_env: %s}", APIKeyEnv)
 	p("    encoding: form")
-	p("    headers:")
-	p("      Stripe-Account: %s", q("{tenant.account}"))
+	// Only a simulator that refuses requests without the header (a Connect
+	// platform's) gets it in its contract: settle escalates, unsent, every
+	// operation of a tenant without the parameter, so a contract that always
+	// named it would strand a newcomer's first operations.
+	if c.RequireAccount {
+		p("    headers:")
+		p("      Stripe-Account: %s", q("{tenant.account}"))
+	}
 	p("    idempotency:")
 	p("      header: Idempotency-Key")
 	p("      scope: %s", q("per account and key"))
@@ -91,6 +97,7 @@ func (s *Sim) stripeContract(name, base string, today time.Time) []byte {
 	} {
 		p("        - {value: %s, outcome: %s, documentation: %s}", st.value, st.outcome, cite("statuses"))
 	}
+	p("      error_object_field: error.payment_intent  # %s", docs+"#declines")
 	return b.Bytes()
 }
 
@@ -123,7 +130,12 @@ func (s *Sim) handleStripeDocs(w http.ResponseWriter, r *http.Request) {
 	}
 	p("A malformed header is refused with 400 account_invalid. Objects and idempotency keys belong to")
 	p("one account: retrieval and search see only the caller's, and the same key under two accounts")
-	p("is two requests. The printed contract fills the header from the tenant parameter \"account\".")
+	if c.RequireAccount {
+		p("is two requests. The printed contract fills the header from the tenant parameter \"account\".")
+	} else {
+		p("is two requests. The printed contract sends no header (run with --account-required for one")
+		p("filled from the tenant parameter \"account\"), so every tenant acts for the platform account.")
+	}
 	p("")
 	p("Create (#create)")
 	p("")

@@ -125,7 +125,8 @@ func (d contractDoc) statusOutcome(value string) string {
 func TestStripe_ContractFacts(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
-	srv := startStripe(t, sim.Config{LookupLag: 1500 * time.Millisecond, Now: clock.Now, SlowDelay: 300 * time.Millisecond})
+	// A Connect platform's simulator, whose contract names the account.
+	srv := startStripe(t, sim.Config{LookupLag: 1500 * time.Millisecond, Now: clock.Now, SlowDelay: 300 * time.Millisecond, RequireAccount: true})
 	d := readContract(t, srv)
 	text := string(srv.Contract("stripe"))
 	if strings.Contains(text, testKey) || strings.Contains(text, testKey[8:]) {
@@ -289,6 +290,23 @@ func TestStripe_ContractFacts(t *testing.T) {
 	<-first
 	if out, _ := d.outcome(http.StatusInternalServerError); out != "unknown" {
 		t.Errorf("500 is %s", out)
+	}
+}
+
+// The Stripe-Account header is in the contract only of a simulator that
+// requires it: a contract that always named {tenant.account} escalated,
+// unsent, every operation of a tenant without that parameter.
+func TestStripe_ContractAccountHeaderOnlyWhenRequired(t *testing.T) {
+	t.Parallel()
+	for required, want := range map[bool]any{false: nil, true: map[string]any{"Stripe-Account": "{tenant.account}"}} {
+		srv := startStripe(t, sim.Config{RequireAccount: required})
+		if got := readContract(t, srv).at("headers"); !reflect.DeepEqual(got, want) {
+			t.Errorf("RequireAccount %v: headers %v; want %v", required, got, want)
+		}
+		r := mustSend(t, http.MethodGet, srv.URL()+"/_sim/docs", nil, nil)
+		if says := strings.Contains(string(r.body), "The printed contract sends no header"); says == required {
+			t.Errorf("RequireAccount %v: the docs say the contract sends no header: %v", required, says)
+		}
 	}
 }
 
