@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/gorilla/securecookie"
@@ -262,6 +264,13 @@ func (f *oidcFlow) finish(ec echo.Context) (identity, flowState, error) {
 	if idt.Subject == "" {
 		return identity{}, fs, unverified(errors.New("the ID token has no subject"))
 	}
+	// The subject becomes the actor of every action, stored and shown:
+	// it is held to settle's rule for provider text (OpenID Connect
+	// itself allows at most 255 ASCII characters).
+	if err := ledger.CheckProviderText("subject", idt.Subject); err != nil {
+		return identity{}, fs, errSignIn{msg: "The identity provider named you by a subject settle cannot use (" +
+			ledger.ErrorMessage(err) + "). Ask an administrator to check the provider."}
+	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
 		return identity{}, fs, fmt.Errorf("sign-in: ID token claims: %w", err)
@@ -272,8 +281,20 @@ func (f *oidcFlow) finish(ec echo.Context) (identity, flowState, error) {
 	if id.name == "" {
 		id.name = id.email
 	}
-	id.name, id.email = truncate(id.name, 200), truncate(id.email, 320)
+	id.name, id.email = cleanText(truncate(id.name, 200)), cleanText(truncate(id.email, 320))
 	return id, fs, nil
+}
+
+// cleanText drops from a display name or email what no store or screen
+// should take (NUL and other control or format characters) and repairs
+// UTF-8 that truncate cut inside a character.
+func cleanText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
 }
 
 // claimValues reads a roles claim that is a list of strings or one string.

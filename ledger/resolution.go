@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Resolution is a person's proposal to settle an ESCALATED operation by
@@ -156,8 +158,16 @@ func ValidateProposal(op Operation, r Resolution, now time.Time) error {
 		return Errorf(EInvalid, "SUCCEEDED needs the target's object id (remote_ref) that confirms it")
 	case r.Reason == "" || len(r.Reason) > 500:
 		return Errorf(EInvalid, "a manual resolution needs its reason (at most 500 characters)")
+	case !utf8.ValidString(r.Reason) || strings.ContainsRune(r.Reason, 0):
+		return Errorf(EInvalid, "reason must be valid UTF-8 without NUL characters")
 	case r.ProposedBy == "" || len(r.ProposedBy) > 300:
 		return Errorf(EInvalid, "a manual resolution needs who proposes it")
+	}
+	if r.RemoteRef != "" {
+		// The object id a person copies from a dashboard is held to the
+		// rule of the ids a target returns: it becomes the operation's
+		// remote_ref, which the stores and every screen must be able to take.
+		return CheckProviderText("remote_ref", r.RemoteRef)
 	}
 	return nil
 }

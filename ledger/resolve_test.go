@@ -241,3 +241,26 @@ func TestSupersedeIntent(t *testing.T) {
 		}
 	}
 }
+
+// A manual resolution's object id follows the rule of a target's ids, so
+// that the CLI's proposals (which reach the store without the console's
+// check) cannot store what the stores or a screen cannot take.
+func TestValidateProposalObjectID(t *testing.T) {
+	op := ledger.Operation{State: ledger.Escalated}
+	r := ledger.Resolution{Kind: ledger.KindConfirmSucceeded, To: ledger.Succeeded, RemoteRef: "ch_77",
+		Reason: "seen in the dashboard", ProposedBy: "cli:olu"}
+	if err := ledger.ValidateProposal(op, r, time.Now()); err != nil {
+		t.Fatalf("plain id: %v", err)
+	}
+	for _, ref := range []string{"ch_\x00", "ch_\u202e1", strings.Repeat("x", 3000)} {
+		r.RemoteRef = ref
+		err := ledger.ValidateProposal(op, r, time.Now())
+		if ledger.ErrorCode(err) != ledger.EInvalid || !strings.Contains(err.Error(), "remote_ref") {
+			t.Errorf("id %.20q: %v, want EInvalid naming remote_ref", ref, err)
+		}
+	}
+	r.RemoteRef, r.Reason = "ch_77", "seen\x00"
+	if err := ledger.ValidateProposal(op, r, time.Now()); ledger.ErrorCode(err) != ledger.EInvalid {
+		t.Errorf("NUL in the reason: %v", err)
+	}
+}

@@ -325,11 +325,10 @@ func (a *Auditor) lookup(ctx context.Context, c *target.Contract, op ledger.Oper
 			failed++
 			continue
 		}
-		id, err := c.RemoteID(res)
-		if err != nil {
-			id = "(unreadable id)"
-		}
-		ids = append(ids, id)
+		// An id the target wrote with a NUL or at length is kept escaped
+		// and cut short: the finding stays storable and readable.
+		id, _ := c.RemoteID(res)
+		ids = append(ids, shownID(id))
 	}
 	ev := map[string]any{"lookup_status": at.Status, "results": len(results), "matching": len(ids),
 		"ignored_other_reference_or_tenant": ignored, "ignored_failed": failed}

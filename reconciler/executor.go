@@ -140,7 +140,8 @@ func (e *Executor) Send(ctx context.Context, op ledger.Operation) ledger.Outcome
 	}
 	version, _ := c.ExpectedVersion(op.Payload)
 	a := e.Client.Create(ctx, c, op.Tenant, op.Payload, op.RemoteKey, version)
-	out := sendVerdict(c, op, a).outcome(op, ledger.InFlight, ledger.ActorExecutor)
+	out := recordable(sendVerdict(c, op, a), op, ledger.InFlight, ledger.ActorExecutor).
+		outcome(op, ledger.InFlight, ledger.ActorExecutor)
 	if !a.Sent() {
 		// The reason names parameters and variables, never their values.
 		e.Log.Warn("not sent; escalated", "operation_id", op.ID, "tenant", op.Tenant, "target", op.Target,

@@ -227,8 +227,9 @@ func (in *Inbox) quarantine(ctx context.Context, d ledger.Delivery, item ledger.
 }
 
 // maxEventField bounds an event's id, reference, tenant and remote id:
-// settle's own are UUIDs and short names, providers' ids are short.
-const maxEventField = 256
+// settle's own are UUIDs and short names, providers' ids are short. It is
+// the bound of ledger.CheckProviderText, the rule notPlain applies.
+const maxEventField = ledger.MaxProviderText
 
 // maxRetryWait bounds the wait before a failed delivery is tried again.
 const maxRetryWait = 5 * time.Minute
@@ -240,7 +241,7 @@ func notPlain(item ledger.QuarantineItem) string {
 		{"settle reference", item.Reference}, {"tenant", item.Tenant},
 		{"event id", item.EventID}, {"remote object id", item.RemoteID},
 	} {
-		if ledger.PlainText(f.v, maxEventField) != f.v {
+		if f.v != "" && ledger.CheckProviderText(f.name, f.v) != nil {
 			return f.name
 		}
 	}

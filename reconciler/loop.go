@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -97,14 +98,62 @@ func (r *recorder) flush(batch []ledger.Outcome) {
 	defer cancel()
 	errs, err := r.store.RecordBatch(ctx, batch)
 	if err != nil {
-		r.log.Error("record failed; leases will expire into UNKNOWN", "operations", len(batch), "err", err)
-		return
+		// Every row failed (a store records a batch row by row before it
+		// gives up on it): the database is down, or refused each of them.
+		r.log.Error("record failed", "operations", len(batch), "err", err)
+		errs = make([]error, len(batch))
+		for i := range errs {
+			errs[i] = err
+		}
 	}
 	for i, e := range errs {
-		if e != nil {
+		switch {
+		case e == nil:
+		case ledger.ErrorCode(e) == ledger.EInternal:
+			r.unrecorded(ctx, batch[i], e)
+		default:
 			r.log.Warn("verdict discarded", "operation_id", batch[i].OperationID,
 				"code", ledger.ErrorCode(e), "reason", ledger.ErrorMessage(e))
 		}
+	}
+}
+
+// unrecordedRetry is how soon an operation whose verdict the database
+// refused is asked again (never later than its deadline).
+const unrecordedRetry = time.Minute
+
+// unrecorded handles an outcome the database refused on its own (its
+// neighbours in the batch were recorded). The error names the constraint,
+// never the value. Left alone, the operation would be asked again at every
+// lease expiry, earn the same refused verdict and never reach its
+// deadline's escalation; so settle records instead what it knows: UNKNOWN,
+// asked again after unrecordedRetry, or, once past the deadline,
+// ESCALATED — whatever the verdict was.
+func (r *recorder) unrecorded(ctx context.Context, o ledger.Outcome, err error) {
+	op, gerr := r.store.Get(ctx, o.Tenant, o.OperationID)
+	if gerr != nil {
+		return // the database does not answer: the lease expires into UNKNOWN
+	}
+	r.log.Error("verdict not recorded: the database refused it", "operation_id", o.OperationID,
+		"tenant", o.Tenant, "verdict", o.To, "err", err)
+	now := time.Now()
+	f := ledger.Outcome{Tenant: o.Tenant, OperationID: o.OperationID, Fence: o.Fence, From: o.From, To: ledger.Unknown,
+		Actor: o.Actor, Evidence: map[string]any{"unrecordable": "the database refused the verdict", "verdict": string(o.To)},
+		Reason: fmt.Sprintf("the verdict (%s) could not be recorded: the database refused it; it is asked again", o.To)}
+	if op.Deadline != nil && !now.Before(*op.Deadline) {
+		f.To = ledger.Escalated
+		f.Reason = fmt.Sprintf("unresolved past its deadline (%s): the verdict (%s) could not be recorded, the database refused it; escalated",
+			op.Deadline.Format(time.RFC3339), o.To)
+	} else {
+		next := now.Add(unrecordedRetry)
+		if op.Deadline != nil && next.After(*op.Deadline) {
+			next = *op.Deadline
+		}
+		f.NextAt = &next
+	}
+	if _, err := r.store.Record(ctx, f); err != nil {
+		r.log.Error("recording the refusal failed too; its lease will expire into UNKNOWN", "operation_id", o.OperationID,
+			"tenant", o.Tenant, "code", ledger.ErrorCode(err), "reason", ledger.ErrorMessage(err))
 	}
 }
 

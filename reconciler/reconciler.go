@@ -102,6 +102,7 @@ func (r *Reconciler) Resolve(ctx context.Context, op ledger.Operation) ledger.Ou
 	} else {
 		v, sentAt = r.ask(ctx, c, op, now)
 	}
+	v = recordable(v, op, ledger.Unknown, ledger.ActorReconciler)
 	if v.to == ledger.Unknown && op.Deadline != nil && !now.Before(*op.Deadline) {
 		v.to = ledger.Escalated
 		v.reason = fmt.Sprintf("unresolved past its deadline (%s); escalated to %s <%s>; last finding: %s",
@@ -226,9 +227,8 @@ func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.O
 	}
 	ids := make([]string, 0, len(results))
 	for _, res := range results {
-		if id, err := c.RemoteID(res); err == nil {
-			ids = append(ids, id)
-		}
+		id, _ := c.RemoteID(res)
+		ids = append(ids, shownID(id))
 	}
 	ev["remote_ids"] = ids
 	return verdict{to: ledger.Escalated, evidence: ev,

@@ -9,8 +9,6 @@ package reconciler
 
 import (
 	"fmt"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"settle/ledger"
@@ -49,8 +47,26 @@ type verdict struct {
 func (v verdict) outcome(op ledger.Operation, from ledger.State, actor string) ledger.Outcome {
 	return ledger.Outcome{
 		Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence, From: from, To: v.to,
-		RemoteRef: v.remoteRef, Reason: v.reason, Actor: actor, Evidence: v.evidence, EndReplay: v.endReplay,
+		RemoteRef: v.remoteRef, Reason: clip(v.reason, maxReason), Actor: actor, Evidence: v.evidence, EndReplay: v.endReplay,
 	}
+}
+
+// maxReason is the ledger's bound on an outcome's reason, in bytes.
+const maxReason = 500
+
+// clip cuts s to at most n bytes on a character boundary, marking the cut:
+// a reason that grew past the ledger's bound (a deadline's escalation
+// quoting its last finding) is shortened, never refused.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	s = s[:n-len(mark)]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + mark
 }
 
 func unknown(reason string, ev map[string]any) verdict {
@@ -98,6 +114,8 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 		if id, err := c.RemoteID(a.Body); err == nil && id != "" {
 			// Kept (unconfirmed) so that a lookup by {remote_ref} can find it.
 			ev["remote_id"], v.remoteRef = id, id
+		} else if id != "" {
+			unusableID(ev, id, err)
 		}
 		return v
 	case target.RejectedWithoutSideEffect:
@@ -149,6 +167,11 @@ func laterSendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt,
 // found"), pending or unlisted stays UNKNOWN.
 func objectVerdict(c *target.Contract, op ledger.Operation, body []byte, ev map[string]any) verdict {
 	id, err := c.RemoteID(body)
+	if err != nil && id != "" {
+		unusableID(ev, id, err)
+		return unknown("the target's answer carries an object id settle cannot use ("+err.Error()+
+			"); it stays unconfirmed", ev)
+	}
 	if err != nil || id == "" {
 		return unknown("the target's answer carries no readable object id", ev)
 	}
@@ -186,8 +209,38 @@ func mismatchEvidence(ev map[string]any, bad []target.Mismatch) {
 	ev["mismatch_kinds"] = target.MismatchKinds(bad)
 }
 
-// maxRemoteID bounds an object id settle keeps from an error answer.
-const maxRemoteID = 256
+// unusableID records, as evidence, why the target's object id cannot be
+// stored (ledger.CheckProviderText) and the id itself escaped and cut short
+// (ledger.PlainText): a reviewer sees what the target sent, and no NUL or
+// terminal escape ever reaches the store or a screen.
+func unusableID(ev map[string]any, id string, err error) {
+	ev["remote_id_unusable"] = err.Error()
+	ev["remote_id_shown"] = shownID(id)
+}
+
+// shownID is a target's object id as evidence and logs may show it: as it
+// is when usable, else escaped and cut to 64 bytes.
+func shownID(id string) string {
+	if id == "" {
+		return "(unreadable id)"
+	}
+	return ledger.PlainText(id, 64)
+}
+
+// recordable returns v unchanged when the ledger would accept its outcome,
+// and otherwise what it is: an answer settle cannot use, UNKNOWN with the
+// ledger's reason as evidence, which the reconciler's deadline escalates
+// like any other. A verdict the store refuses would be lost at every round
+// (the lease expires, the operation is asked again, the same answer is
+// refused again) and never reach its deadline's escalation.
+func recordable(v verdict, op ledger.Operation, from ledger.State, actor string) verdict {
+	_, err := v.outcome(op, from, actor).EvidenceJSON()
+	if err == nil || ledger.ErrorCode(err) != ledger.EInvalid {
+		return v
+	}
+	return unknown("the target's answer could not be recorded ("+ledger.ErrorMessage(err)+"); it stays unconfirmed",
+		map[string]any{"unrecordable": ledger.ErrorMessage(err), "verdict": string(v.to)})
+}
 
 // errorObjectVerdict reads the object a rejection documented as having no
 // side effect carries (response.error_object_field: Stripe's declined
@@ -217,7 +270,7 @@ func errorObjectVerdict(c *target.Contract, op ledger.Operation, obj []byte, v v
 			ev["status"], st.Status, st.Outcome), ev)
 	}
 	id, err := c.RemoteID(obj)
-	if err != nil || !plainID(id) {
+	if err != nil { // RemoteID holds the id to ledger.CheckProviderText
 		ev["error_object"] = "ignored: its id is missing, longer than 256 bytes or not plain text"
 		return v
 	}
@@ -230,14 +283,4 @@ func errorObjectVerdict(c *target.Contract, op ledger.Operation, obj []byte, v v
 	// reason, which never repeats what a target wrote.
 	v.reason += "; the object it created is kept as the remote reference"
 	return v
-}
-
-// plainID reports whether a provider's object id is fit to store and show:
-// valid UTF-8, 1 to maxRemoteID bytes, no control characters.
-// TODO(issue 23): use the shared provider-id check of branch badanswers.
-func plainID(id string) bool {
-	if id == "" || len(id) > maxRemoteID || !utf8.ValidString(id) {
-		return false
-	}
-	return strings.IndexFunc(id, unicode.IsControl) < 0
 }

@@ -216,3 +216,34 @@ func TestDelayGrows(t *testing.T) {
 		t.Fatalf("soon = %s", d)
 	}
 }
+
+// A verdict the ledger would refuse is recorded as what it is, an answer
+// settle cannot use: UNKNOWN with the ledger's reason, so that the
+// deadline escalates it instead of every round losing it again; reasons
+// past the ledger's bound are cut, never refused.
+func TestRecordable(t *testing.T) {
+	op := ledger.Operation{Tenant: "acme", ID: "x", Fence: 3}
+	ok := verdict{to: ledger.Succeeded, remoteRef: "ch_1", reason: "confirmed", evidence: map[string]any{"status": 201}}
+	if got := recordable(ok, op, ledger.InFlight, ledger.ActorExecutor); !reflect.DeepEqual(got, ok) {
+		t.Fatalf("a recordable verdict changed: %+v", got)
+	}
+	for name, v := range map[string]verdict{
+		"NUL id":        {to: ledger.Succeeded, remoteRef: "ch_\x00", reason: "confirmed"},
+		"huge evidence": {to: ledger.Succeeded, remoteRef: "ch_1", evidence: map[string]any{"x": strings.Repeat("y", 5000)}},
+		"NUL evidence":  {to: ledger.Escalated, evidence: map[string]any{"x": "\x00"}},
+	} {
+		got := recordable(v, op, ledger.Unknown, ledger.ActorReconciler)
+		if got.to != ledger.Unknown || got.remoteRef != "" || got.evidence["unrecordable"] == nil ||
+			got.evidence["verdict"] != string(v.to) || !strings.Contains(got.reason, "could not be recorded") {
+			t.Fatalf("%s: %+v", name, got)
+		}
+		if _, err := got.outcome(op, ledger.Unknown, ledger.ActorReconciler).EvidenceJSON(); err != nil {
+			t.Fatalf("%s: the replacement is refused too: %v", name, err)
+		}
+	}
+	long := verdict{to: ledger.Escalated, reason: strings.Repeat("é", 400)}
+	out := long.outcome(op, ledger.Unknown, ledger.ActorReconciler)
+	if _, err := out.EvidenceJSON(); err != nil || !strings.HasSuffix(out.Reason, "…") {
+		t.Fatalf("a long reason: %v %q", err, out.Reason)
+	}
+}

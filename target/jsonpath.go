@@ -139,8 +139,25 @@ func jsonKind(v any) string {
 }
 
 // RemoteID reads the remote object id at response.id_field from body. The
-// id must be a non-empty string or a number (returned in its JSON form).
+// id must be a non-empty string or a number (returned in its JSON form),
+// and usable text by ledger.CheckProviderText: an id with a NUL or another
+// control character, or longer than ledger.MaxProviderText bytes, is no id
+// settle can store or show. For such an id the error says why (never
+// repeating it) and the raw id is returned beside it, for a caller that
+// shows it escaped (ledger.PlainText); every caller that stores an id
+// treats any error as "no readable id".
 func (c *Contract) RemoteID(body []byte) (string, error) {
+	id, err := c.rawRemoteID(body)
+	if err != nil {
+		return "", err
+	}
+	if err := ledger.CheckProviderText(c.Response.IDField, id); err != nil {
+		return id, fmt.Errorf("remote id: %s", ledger.ErrorMessage(err))
+	}
+	return id, nil
+}
+
+func (c *Contract) rawRemoteID(body []byte) (string, error) {
 	v, err := decodeJSON(body)
 	if err != nil {
 		return "", fmt.Errorf("remote id: %w", err)

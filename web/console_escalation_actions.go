@@ -43,6 +43,10 @@ func (s *server) proposeResolution(c echo.Context) error {
 		if r.RemoteRef == "" {
 			return formError("“Confirm succeeded” needs the target's object id.")
 		}
+		// Checked before it is sent to the target in a lookup or stored.
+		if err := ledger.CheckProviderText("remote_ref", r.RemoteRef); err != nil {
+			return err
+		}
 		if err := s.confirmByLookup(ctx, ct, op, r.RemoteRef); err != nil {
 			return err
 		}
