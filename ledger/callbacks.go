@@ -122,11 +122,17 @@ func ValidateCallback(tenant, rawURL string, secret []byte) error {
 }
 
 // ValidateCallbackURL accepts an absolute http or https URL with a host, no
-// user information and no fragment, of at most 2048 bytes; EInvalid
-// otherwise. The message never quotes the URL, which may carry a token.
+// user information and no fragment, of at most 2048 bytes, with no white
+// space, control, non-ASCII or markup characters (they belong
+// percent-encoded); EInvalid otherwise. The message never quotes the URL,
+// which may carry a token. Entry points check CallbackPolicy.CheckURL,
+// which calls it; the stores call it to keep the table clean.
 func ValidateCallbackURL(rawURL string) error {
 	if rawURL == "" || len(rawURL) > 2048 {
 		return Errorf(EInvalid, "callback URL must be 1-2048 characters")
+	}
+	if strings.ContainsFunc(rawURL, urlUnsafe) {
+		return Errorf(EInvalid, "callback URL must not contain spaces, control characters, non-ASCII or any of < > \" ' \\ { } | ^ ` (percent-encode them)")
 	}
 	u, err := url.Parse(rawURL)
 	switch {

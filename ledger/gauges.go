@@ -30,6 +30,10 @@ type StateGauge struct {
 type QuarantineGauge struct {
 	Tenant, Target string
 	Count          int
+	// Known says the tenant has operations in the ledger. An unattributed
+	// event's scope is the tenant it claims, unverified: only a known one
+	// may become a metric label.
+	Known bool
 }
 
 // Gauges is one reading of the database-wide gauges.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -103,4 +104,19 @@ func isPlain(s string, max int) bool {
 		}
 	}
 	return true
+}
+
+// ShowText is how the CLI and the console show text a tenant, a provider
+// or an older row supplied (references, remote ids, event ids): unchanged
+// when every character is graphic, otherwise quoted with Go escapes
+// ("ref\n", "\x1b[31m", "\u202e", "\xff") and escaped reported true, so
+// that no newline, terminal escape, bidi override or invalid byte reaches
+// a screen or breaks a table, and the reader can be told the value was
+// escaped. Text that itself begins with a quote is quoted too, so a quoted
+// value is never ambiguous.
+func ShowText(s string) (text string, escaped bool) {
+	if strings.HasPrefix(s, `"`) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) >= 0 || !utf8.ValidString(s) {
+		return strconv.QuoteToGraphic(s), true
+	}
+	return s, false
 }

@@ -37,6 +37,11 @@ type Collector struct {
 	once  sync.Once
 }
 
+// UnknownTenant is the tenant label of quarantined events whose tenant
+// has no operations in the ledger: webhook senders name tenants freely,
+// and each name must not become a series.
+const UnknownTenant = "unknown"
+
 type collectorDescs struct {
 	ops, prepared, due, oldest, quarantine, readAt, failures *prometheus.Desc
 }
@@ -162,7 +167,13 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, q := range g.Quarantine {
-		quarantine[[3]string{q.Target, tenant(q.Tenant)}] += float64(q.Count)
+		tn := q.Tenant
+		if !q.Known {
+			// A tenant named only by an unverified webhook: one series for
+			// all of them, however many names senders make up.
+			tn = UnknownTenant
+		}
+		quarantine[[3]string{q.Target, tenant(tn)}] += float64(q.Count)
 	}
 	emit := func(d *prometheus.Desc, s series, n int) {
 		keys := make([][3]string, 0, len(s))

@@ -43,8 +43,15 @@ type Notifier struct {
 	Now          func() time.Time // nil: time.Now; must agree with the store's clock
 	// Client posts the notifications. Nil means a client with a 10s
 	// timeout. Redirects are never followed, whatever the client says: the
-	// tenant's configured URL is the only place a signed body goes.
+	// tenant's configured URL is the only place a signed body goes. Its
+	// transport (an *http.Transport, or the default one) is cloned to
+	// connect only where Policy allows and never through a proxy, which
+	// would hide the destination from that check.
 	Client *http.Client
+	// Policy is where callbacks may go (settle serve's --callbacks-allow-*
+	// flags): it is checked on the URL before each attempt and on every
+	// address connected to, after DNS resolution.
+	Policy ledger.CallbackPolicy
 
 	Batch      int           // notifications claimed at once (default 50)
 	Workers    int           // concurrent deliveries (default 8)
@@ -73,6 +80,7 @@ func (n *Notifier) init() {
 		c = *n.Client
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.Transport = guardedTransport(c.Transport, n.Policy)
 	n.client = &c
 	var labels []string
 	if n.TenantLabels {
@@ -208,6 +216,11 @@ func (n *Notifier) post(ctx context.Context, nt ledger.Notification) (int, error
 	cb, err := n.Callbacks.GetCallback(ctx, nt.Tenant)
 	if err != nil {
 		return 0, fmt.Errorf("load callback: %w", err)
+	}
+	// URLs set before the policy existed, or under a looser one, are
+	// checked again: http:// and literal internal addresses never go out.
+	if err := n.Policy.CheckURL(cb.URL); err != nil {
+		return 0, fmt.Errorf("refused by the callback policy: %s", ledger.ErrorMessage(err))
 	}
 	now := n.Now()
 	return signedPost(ctx, n.client, "settle-callbacks/1", cb.URL, cb.Secret, nt.ID, now, n.message(nt, op, now))

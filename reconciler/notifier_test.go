@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,7 +157,9 @@ func (r *rig) notifier(s ledger.Store, reg prometheus.Registerer, logs io.Writer
 	}
 	return &reconciler.Notifier{Store: s, Callbacks: &countingCallbacks{CallbackStore: s.(ledger.CallbackStore)},
 		Contracts: r.set, Log: log, Metrics: reg, TenantLabels: true, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: time.Second,
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		// The test receivers are plain http on loopback.
+		Policy: ledger.CallbackPolicy{AllowHTTP: true, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
 }
 
 // cbNotification returns op's one notification.

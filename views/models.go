@@ -91,6 +91,10 @@ type Ref struct {
 	ID    string // for data-testid
 	Label string
 	Value string
+	// Escaped marks a Value shown escaped (ledger.ShowText): the original
+	// held control, format or invalid characters, such as an ESC, a
+	// newline or a right-to-left override from a provider.
+	Escaped bool
 }
 
 // Fact is one labelled line of the detail page.

@@ -228,7 +228,7 @@ func (s *server) setCallback(c echo.Context) error {
 		return notFound()
 	}
 	raw := c.FormValue("url")
-	if err := ledger.ValidateCallbackURL(raw); err != nil {
+	if err := s.callbackPolicy.CheckURL(raw); err != nil {
 		v, verr := s.adminTenantView(c, p, tenant)
 		if verr != nil {
 			return verr

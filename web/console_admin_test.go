@@ -180,10 +180,16 @@ func TestConsoleAdmin_Callback(t *testing.T) {
 		if r := b.get("/admin/tenants/acme"); !testid(r.body, "callback-none", "No callback endpoint") {
 			t.Fatalf("no endpoint yet: %s", r.body)
 		}
-		bad := b.do(http.MethodPost, "/admin/tenants/acme/callback", url.Values{"_csrf": {b.token()}, "url": {"ftp://x.example"}})
-		if bad.status != http.StatusUnprocessableEntity || !testid(bad.body, "admin-problem", "callback URL must be") {
-			t.Fatalf("bad URL: %d %s", bad.status, bad.body)
+		// The destinations: loopback, the metadata address, plain
+		// http, spaces and markup; the same check as the CLI's.
+		for _, u := range []string{"ftp://x.example", "https://127.0.0.1:9/cb", "https://169.254.169.254/latest",
+			"http://hooks.example.com/acme", "https://hooks.example.com/a b", "https://hooks.example.com/<i>x</i>"} {
+			bad := b.do(http.MethodPost, "/admin/tenants/acme/callback", url.Values{"_csrf": {b.token()}, "url": {u}})
+			if bad.status != http.StatusUnprocessableEntity || !testid(bad.body, "admin-problem", "callback") {
+				t.Fatalf("%s: %d\n%s", u, bad.status, bad.body)
+			}
 		}
+
 		if _, err := c.callbacks().GetCallback(ctx, "acme"); ledger.ErrorCode(err) != ledger.ENotFound {
 			t.Fatalf("a refused URL was stored: %v", err)
 		}

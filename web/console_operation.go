@@ -77,12 +77,13 @@ func (s *server) operationView(op ledger.Operation, events []ledger.Event, showP
 		Back: "/operations",
 		Refs: []views.Ref{
 			{ID: "operation-id", Label: "Operation id", Value: op.ID},
-			{ID: "intent-ref", Label: "Intent reference", Value: ledger.PlainText(op.IntentRef, 300)},
-			{ID: "remote-key", Label: "Remote key (sent as the idempotency key)", Value: op.RemoteKey},
+			shownRef("intent-ref", "Intent reference", op.IntentRef),
+			shownRef("remote-key", "Remote key (sent as the idempotency key)", op.RemoteKey),
 		},
 	}
 	if op.RemoteRef != "" {
-		v.Refs = append(v.Refs, views.Ref{ID: "remote-ref", Label: "Target's reference", Value: op.RemoteRef})
+		// The provider's id, as it answered: never trusted to be plain.
+		v.Refs = append(v.Refs, shownRef("remote-ref", "Target's reference", op.RemoteRef))
 	}
 	v.Facts = s.operationFacts(op, owner, now)
 	attempt := 0
@@ -167,4 +168,11 @@ func (s *server) staticFile(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
 	return c.Blob(http.StatusOK, a.ContentType, a.Body)
+}
+
+// shownRef is a reference as the CLI shows it too (ledger.ShowText),
+// marked when it had to be escaped.
+func shownRef(id, label, value string) views.Ref {
+	text, escaped := ledger.ShowText(value)
+	return views.Ref{ID: id, Label: label, Value: text, Escaped: escaped}
 }

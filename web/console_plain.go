@@ -34,7 +34,7 @@ func statusMeaning(op ledger.Operation, target, owner string) (text, tone string
 			"Do not tell the customer it failed or succeeded; look again in a few minutes.", target), "info"
 	case ledger.Succeeded:
 		return fmt.Sprintf("Confirmed — %s confirmed it (its reference: %s). "+
-			"You can tell the customer it is done.", target, op.RemoteRef), "ok"
+			"You can tell the customer it is done.", target, shownText(op.RemoteRef)), "ok"
 	case ledger.FailedTerminal:
 		return fmt.Sprintf("Not applied — %s did not apply it, and settle holds the evidence. "+
 			"You can tell the customer it did not happen; they may try again.", target), "bad"
@@ -513,4 +513,11 @@ func countText(n int, capped bool) string {
 		s += "+"
 	}
 	return s
+}
+
+// shownText is text a provider or tenant supplied, as ledger.ShowText
+// shows it.
+func shownText(s string) string {
+	text, _ := ledger.ShowText(s)
+	return text
 }

@@ -93,6 +93,9 @@ type Config struct {
 	Callbacks ledger.CallbackStore
 	Actions   ledger.ActionStore
 	Params    ledger.TenantParamLister
+	// CallbackPolicy is where the console lets an admin point a callback
+	// (settle serve --callbacks-allow-*); the zero policy is production's.
+	CallbackPolicy ledger.CallbackPolicy
 
 	// The console. SignIn nil means no console at all: only the API,
 	// webhooks and operational endpoints are served.
@@ -125,6 +128,8 @@ type Contracts interface {
 }
 
 type server struct {
+	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
+
 	store          ledger.Store
 	tokens         ledger.TokenStore
 	targets        Targets
@@ -170,6 +175,7 @@ func New(cfg Config) *echo.Echo {
 		s.browser = b
 	}
 	s.callbacks = implementation(cfg.Callbacks, cfg.Store, cfg.Tokens)
+	s.callbackPolicy = cfg.CallbackPolicy
 	s.actions = implementation(cfg.Actions, cfg.Store, cfg.Tokens)
 	s.params = implementation(cfg.Params, cfg.Store, cfg.Tokens)
 	s.drills = implementation(cfg.Drills, cfg.Store)

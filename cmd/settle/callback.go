@@ -19,7 +19,10 @@ const callbackUsage = `usage: settle callback <set|show|remove> --tenant NAME [f
                                                             notifications are discarded
 
   Setting and removing are recorded as actions of cli:NAME in role admin;
-  --by defaults to the operating-system user.
+  --by defaults to the operating-system user. The URL must be https:// and
+  not an internal address; set accepts --callbacks-allow-http and
+  --callbacks-allow-net as settle serve does, and the server checks again
+  under its own flags before each delivery.
 `
 
 // callback runs `settle callback …`: each tenant may have one endpoint that
@@ -46,9 +49,15 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cmd != "show" {
 		by = byFlag(fs, true)
 	}
-	var endpoint *string
+	var (
+		endpoint *string
+		policy   ledger.CallbackPolicy
+	)
 	if cmd == "set" {
-		endpoint = fs.String("url", "", "absolute http:// or https:// URL that receives the notifications (required)")
+		endpoint = fs.String("url", "", "absolute https:// URL that receives the notifications (required)")
+		fs.BoolVar(&policy.AllowHTTP, "callbacks-allow-http", false, "accept a plain http:// URL, for development (the server must allow it too)")
+		fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes the URL may name although internal",
+			func(v string) (err error) { policy.Allow, err = ledger.ParseCallbackNets(v); return err })
 	}
 	if err := parse(fs, args[1:], stdout, stderr); err != nil {
 		return err
@@ -62,7 +71,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
 	if endpoint != nil {
-		if err := ledger.ValidateCallbackURL(*endpoint); err != nil {
+		if err := policy.CheckURL(*endpoint); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,17 @@ func TestCallback_Invalid(t *testing.T) {
 		"Relative": {"--tenant", "acme", "--url", "/hooks"},
 		"UserInfo": {"--tenant", "acme", "--url", "https://admin:hunter2@hooks.example.com/x"},
 		"Garbage":  {"--tenant", "acme", "--url", "not a url"},
-		"Tenant":   {"--tenant", "Not Valid", "--url", "https://hooks.example.com/x"},
+		// The issue's receivers: plain http, loopback, the cloud metadata
+		// address, spaces and markup.
+		"HTTP":      {"--tenant", "acme", "--url", "http://hooks.example.com/x"},
+		"Loopback":  {"--tenant", "acme", "--url", "https://127.0.0.1:9/x"},
+		"Localhost": {"--tenant", "acme", "--url", "https://localhost/x"},
+		"Metadata":  {"--tenant", "acme", "--url", "https://169.254.169.254/latest"},
+		"Private":   {"--tenant", "acme", "--url", "https://10.0.0.7/x"},
+		"Spaces":    {"--tenant", "acme", "--url", "https://hooks.example.com/a b"},
+		"Markup":    {"--tenant", "acme", "--url", "https://hooks.example.com/<b>x</b>"},
+		"DevNotNet": {"--tenant", "acme", "--callbacks-allow-http", "--url", "http://127.0.0.1:9/x"},
+		"Tenant":    {"--tenant", "Not Valid", "--url", "https://hooks.example.com/x"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errOut := settleCmd(t, append([]string{"callback", "set", "--database-url", "sqlite:" + path}, args...)...)
@@ -128,14 +138,14 @@ func TestCallback_EndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	db := migratedSQLite(t, dir)
 	endpoint := "http://" + receiver.Listener.Addr().String() + "/hooks"
-	code, out, errOut := settleCmd(t, "callback", "set", "--tenant", "acme", "--url", endpoint, "--database-url", db)
+	code, out, errOut := settleCmd(t, "callback", "set", "--tenant", "acme", "--url", endpoint, "--database-url", db, "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1")
 	if code != 0 {
 		t.Fatalf("callback set: %d %s", code, errOut)
 	}
 	secret = []byte(strings.TrimSpace(out))
 	receiver.Start()
 	_, token, _ := settleCmd(t, "token", "create", "--tenant", "acme", "--database-url", db)
-	base := start(t, dir, nil, "--database-url", db, "--demo-target")
+	base := start(t, dir, nil, "--database-url", db, "--demo-target", "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1")
 
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/operations", strings.NewReader(
 		`{"target":"demo","operation_type":"charge","intent_ref":"a-1","payload":{"amount":1,"currency":"EUR"}}`))

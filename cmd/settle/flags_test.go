@@ -148,7 +148,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		}))
 		t.Cleanup(receiver.Close)
-		if out, err := exec.Command(binary, "callback", "set", "--tenant", "acme", "--url", receiver.URL, "--database-url", db).CombinedOutput(); err != nil {
+		if out, err := exec.Command(binary, "callback", "set", "--tenant", "acme", "--url", receiver.URL, "--database-url", db, "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1").CombinedOutput(); err != nil {
 			t.Fatalf("callback set: %v: %s", err, out)
 		}
 		off := startServer(t, dir, nil, "--database-url", db, "--demo-target", "--no-notifier")
@@ -161,7 +161,7 @@ func TestServe_NoLoopFlags(t *testing.T) {
 		if n := calls.Load(); n != 0 {
 			t.Fatalf("with --no-notifier the callback was called %d times", n)
 		}
-		startServer(t, dir, nil, "--database-url", db, "--demo-target")
+		startServer(t, dir, nil, "--database-url", db, "--demo-target", "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1")
 		waitFor(t, 20*time.Second, "the callback delivered by the other replica", func() (bool, string) {
 			n := calls.Load()
 			return n > 0, fmt.Sprintf("%d calls", n)

@@ -41,14 +41,14 @@ func testLogs(t *testing.T, format string) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer receiver.Close()
-	out, err := exec.Command(binary, "callback", "set", "--tenant", "acme", "--url", receiver.URL, "--database-url", db).Output()
+	out, err := exec.Command(binary, "callback", "set", "--tenant", "acme", "--url", receiver.URL, "--database-url", db, "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1").Output()
 	if err != nil {
 		t.Fatalf("callback set: %v", err)
 	}
 	callbackSecret := strings.TrimSpace(string(out))
 
 	// The level comes from the environment here, the format from the flag.
-	base, logs := startLogged(t, dir, []string{"SETTLE_LOG_LEVEL=debug"}, "--database-url", db, "--demo-target", "--log-format", format)
+	base, logs := startLogged(t, dir, []string{"SETTLE_LOG_LEVEL=debug"}, "--database-url", db, "--demo-target", "--log-format", format, "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1")
 	healthy(t, base)
 	token := newToken(t, db)
 	const marker, amount = "PAYLOAD-MARKER-7f3a", "987654"

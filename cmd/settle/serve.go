@@ -49,6 +49,7 @@ type serveConfig struct {
 	maxDrillAge                        time.Duration
 	consoleURL                         string
 	digestAt, digestOverdue            time.Duration
+	callbacks                          ledger.CallbackPolicy // where tenants' callbacks may go
 	log                                logConfig
 	configFile                         string
 	flags                              *flag.FlagSet     // every setting, for settle config check
@@ -107,6 +108,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 		"the console's public base URL, for the links in escalation notices and digests to owning teams; empty: no links (env SETTLE_CONSOLE_URL)")
 	fs.DurationVar(&c.digestAt, "digest-at", 8*time.Hour, "time of day (UTC, as a duration after midnight) from which the daily digest of overdue operations is sent to owning teams")
 	fs.DurationVar(&c.digestOverdue, "digest-overdue", 24*time.Hour, "an operation ESCALATED for longer than this is listed in the daily digest")
+	fs.BoolVar(&c.callbacks.AllowHTTP, "callbacks-allow-http", false,
+		"accept and deliver plain http:// callback URLs; for development only, the signed body then travels in the clear")
+	fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes callbacks may reach although internal (loopback, private, link-local); empty: none",
+		func(v string) (err error) { c.callbacks.Allow, err = ledger.ParseCallbackNets(v); return err })
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
 	logFlags(fs, &c.log)
@@ -219,7 +224,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
-		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge}
+		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge, CallbackPolicy: cfg.callbacks}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
 	if err != nil {
 		return err
@@ -267,7 +272,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !cfg.noNotifier {
 		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
-			TenantLabels: cfg.metricsTenantLabels})
+			TenantLabels: cfg.metricsTenantLabels, Policy: cfg.callbacks})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
 			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations")})

@@ -21,7 +21,10 @@ func (s *Store) Gauges(ctx context.Context, now time.Time) (ledger.Gauges, error
 		WHERE state <> 'SUCCEEDED' AND state IN ('PREPARED', 'IN_FLIGHT', 'UNKNOWN', 'ESCALATED')
 		GROUP BY tenant_id, target, state
 		UNION ALL
-		SELECT 'quarantine', scope_tenant, target, '', count(*), 0, min(quarantined_at)
+		SELECT 'quarantine', scope_tenant, target,
+			CASE WHEN EXISTS (SELECT 1 FROM operation_ledger o WHERE o.tenant_id = quarantine.scope_tenant)
+				THEN 'known' ELSE '' END,
+			count(*), 0, min(quarantined_at)
 		FROM quarantine WHERE resolved_at IS NULL
 		GROUP BY scope_tenant, target`, now)
 	if err != nil {
@@ -39,7 +42,9 @@ func (s *Store) Gauges(ctx context.Context, now time.Time) (ledger.Gauges, error
 			return ledger.Gauges{}, fmt.Errorf("gauges: %w", err)
 		}
 		if kind == "quarantine" {
-			g.Quarantine = append(g.Quarantine, ledger.QuarantineGauge{Tenant: tenant, Target: target, Count: n})
+			// The state column says whether the scope tenant exists.
+			g.Quarantine = append(g.Quarantine, ledger.QuarantineGauge{Tenant: tenant, Target: target, Count: n,
+				Known: state == "known"})
 			continue
 		}
 		g.States = append(g.States, ledger.StateGauge{Tenant: tenant, Target: target, State: ledger.State(state),
