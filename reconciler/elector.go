@@ -38,9 +38,12 @@ type Elector struct {
 	TTL time.Duration
 	// Every is how often the lease is renewed, or asked for by a replica
 	// that does not hold it (jittered, at most Every apart); one attempt
-	// may take Every/2. At most, and by default, TTL/3. A leader whose
-	// renewals fail stops Work before its lease can expire.
+	// may take Every/2 of real time. At most, and by default, TTL/3. A
+	// leader whose renewals fail stops Work before its lease can expire.
 	Every time.Duration
+	// Clock is what the elector times its attempts and its safety margin
+	// by; nil is the wall clock. The lease's expiry is the store's time.
+	Clock Clock
 }
 
 // Run takes part in the election until ctx is cancelled, then stops Work
@@ -52,6 +55,7 @@ func (e *Elector) Run(ctx context.Context) error {
 		e.Every = e.TTL / 3
 	}
 	e.setLeading(false)
+	clock := clockOr(e.Clock)
 	var (
 		cancel    context.CancelFunc
 		done      chan struct{} // closed when Work returns; nil while not running
@@ -81,8 +85,9 @@ func (e *Elector) Run(ctx context.Context) error {
 		}(done)
 	}
 	p := newPause(e.Every)
+	p.clock = clock
 	for ctx.Err() == nil {
-		began := time.Now()
+		began := clock.Now()
 		// An attempt may take half a tick: a leader cut off from the
 		// database must notice, and stop, before its lease can expire.
 		actx, acancel := context.WithTimeout(ctx, e.Every/2)
@@ -101,12 +106,13 @@ func (e *Elector) Run(ctx context.Context) error {
 			// hold it. From the start of the last good attempt: at most
 			// Every/2 for it, Every to the next, Every/2 for that one.
 			safe := confirmed.Add(e.TTL - 2*e.Every)
-			if !time.Now().Before(safe) {
+			now := clock.Now()
+			if !now.Before(safe) {
 				stop("the lease could not be renewed")
 				p.fail(ctx)
 				continue
 			}
-			sleep(ctx, min(jitter(e.Every), time.Until(safe)))
+			sleep(ctx, clock, min(jitter(e.Every), safe.Sub(now)))
 			continue
 		case leads:
 			confirmed = began
@@ -121,10 +127,10 @@ func (e *Elector) Run(ctx context.Context) error {
 		if done != nil {
 			ended = done
 		}
-		t := time.NewTimer(jitter(e.Every * 5 / 6)) // at most Every
+		tick, stopTick := clock.NewTimer(jitter(e.Every * 5 / 6)) // at most Every
 		select {
 		case <-ctx.Done():
-		case <-t.C:
+		case <-tick:
 		case <-ended:
 			// Work returned by itself; it is started again after the next
 			// renewal, not at once, so a duty that fails at once does not
@@ -134,10 +140,10 @@ func (e *Elector) Run(ctx context.Context) error {
 			e.setLeading(false)
 			select {
 			case <-ctx.Done():
-			case <-t.C:
+			case <-tick:
 			}
 		}
-		t.Stop()
+		stopTick()
 	}
 	stop("shutting down")
 	// The caller's context is done; the release gets a moment of its own.

@@ -18,6 +18,7 @@ import (
 type pause struct {
 	idleFor time.Duration
 	errs    *backoff.ExponentialBackOff
+	clock   Clock // what it sleeps on; nil is the wall clock
 }
 
 func newPause(idle time.Duration) *pause {
@@ -26,22 +27,13 @@ func newPause(idle time.Duration) *pause {
 	return &pause{idleFor: idle, errs: b}
 }
 
-func (p *pause) idle(ctx context.Context) { sleep(ctx, jitter(p.idleFor)) }
-func (p *pause) fail(ctx context.Context) { sleep(ctx, p.errs.NextBackOff()) }
+func (p *pause) idle(ctx context.Context) { sleep(ctx, p.clock, jitter(p.idleFor)) }
+func (p *pause) fail(ctx context.Context) { sleep(ctx, p.clock, p.errs.NextBackOff()) }
 func (p *pause) ok()                      { p.errs.Reset() }
 
 // jitter spreads d by ±20% so replicas do not tick in step.
 func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // recorder collects verdicts from concurrent senders and writes them with

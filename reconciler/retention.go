@@ -18,9 +18,9 @@ type Retention struct {
 	Store  ledger.RetentionStore
 	Policy ledger.RetentionPolicy
 	Log    *slog.Logger
-	Now    func() time.Time // default time.Now
-	Tick   time.Duration    // between passes; default 1h
-	Batch  int              // rows per transaction; default 500
+	Clock  Clock         // the time of the cutoffs and the ticks; nil is the wall clock
+	Tick   time.Duration // between passes; default 1h
+	Batch  int           // rows per transaction; default 500
 }
 
 // RetentionReport is what one pass did.
@@ -33,14 +33,12 @@ type RetentionReport struct {
 // Pass applies the policy once, to now, in bounded batches. On an error
 // the report says what was done before it.
 func (r *Retention) Pass(ctx context.Context) (RetentionReport, error) {
-	if r.Now == nil {
-		r.Now = time.Now
-	}
+	clock := clockOr(r.Clock)
 	def(&r.Batch, 500)
-	start := r.Now()
+	start := clock.Now()
 	rep := RetentionReport{Cutoffs: r.Policy.Cutoffs(start)}
 	counts, err := ledger.ApplyRetention(ctx, r.Store, rep.Cutoffs, r.Batch)
-	rep.Counts, rep.Took = counts, r.Now().Sub(start)
+	rep.Counts, rep.Took = counts, clock.Now().Sub(start)
 	return rep, err
 }
 
@@ -52,6 +50,7 @@ func (r *Retention) Run(ctx context.Context) error {
 	}
 	def(&r.Tick, time.Hour)
 	p := newPause(r.Tick)
+	p.clock = r.Clock
 	for ctx.Err() == nil {
 		rep, err := r.Pass(ctx)
 		args := []any{"took", rep.Took.Round(time.Millisecond)}

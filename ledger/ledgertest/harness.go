@@ -29,10 +29,13 @@ type Harness struct {
 	RefuseRemoteRef func(t testing.TB, s ledger.Store, ref string)
 }
 
-// Clock is a settable clock shared by a test and its stores.
+// Clock is a settable clock shared by a test and its stores, and the
+// loops the test drives by hand (see NewTimer).
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	timers []*timer      // waiting to fire
+	wake   chan struct{} // closed when timers change; see WaitTimers
 }
 
 // NewClock returns a clock at a fixed instant.
@@ -50,11 +53,12 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock forward by d.
+// Advance moves the clock forward by d and fires the timers it passes.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	c.fire()
 }
 
 // fixture bundles what most tests need.
