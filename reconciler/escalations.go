@@ -94,6 +94,7 @@ func (n *EscalationNotifier) Run(ctx context.Context) error {
 	n.once.Do(n.init)
 	p := newPause(n.Tick)
 	for ctx.Err() == nil {
+		window := openClaimWindow(n.Lease)
 		batch, err := n.Notices.ClaimEscalationNotices(ctx, n.Batch, n.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -107,7 +108,7 @@ func (n *EscalationNotifier) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break // the rest fall due again when their lease runs out
 			}
-			n.deliver(ctx, nt)
+			n.deliver(ctx, window, nt)
 		}
 		if len(batch) < n.Batch {
 			p.idle(ctx)
@@ -120,9 +121,12 @@ func (n *EscalationNotifier) Run(ctx context.Context) error {
 var errNoEndpoint = errors.New("no owner notify endpoint")
 
 // deliver makes one attempt and records its result; like callbacks, a POST
-// in progress is bounded by half the lease, not by shutdown.
-func (n *EscalationNotifier) deliver(ctx context.Context, nt ledger.Notification) {
-	pctx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), n.Lease/2)
+// in progress is bounded by the claim's window, not by shutdown.
+func (n *EscalationNotifier) deliver(ctx context.Context, window claimWindow, nt ledger.Notification) {
+	pctx, cancelPost, ok := window.post(ctx)
+	if !ok {
+		return // due again when its lease runs out
+	}
 	status, err := n.post(pctx, nt)
 	cancelPost()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

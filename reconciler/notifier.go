@@ -112,6 +112,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 	n.once.Do(n.init)
 	p := newPause(n.Tick)
 	for ctx.Err() == nil {
+		window := openClaimWindow(n.Lease)
 		batch, err := n.Callbacks.ClaimNotifications(ctx, n.Batch, n.Lease)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -133,7 +134,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
-				n.deliver(ctx, nt)
+				n.deliver(ctx, window, nt)
 			}()
 		}
 		wg.Wait()
@@ -159,12 +160,14 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 }
 
 // deliver makes one attempt and records its result. A delivery in progress
-// is not cut off by shutdown: an acknowledgement settle did not see would
-// be delivered again. It is bounded instead by half the claim's lease, so no
-// other replica delivers the same notification while this one still waits
-// for an answer.
-func (n *Notifier) deliver(ctx context.Context, nt ledger.Notification) {
-	pctx, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), n.Lease/2)
+// is not cut off by shutdown but by the claim's window, so no other replica
+// delivers the same notification while this one still waits for an answer;
+// one left too little of the window is not started.
+func (n *Notifier) deliver(ctx context.Context, window claimWindow, nt ledger.Notification) {
+	pctx, cancelPost, ok := window.post(ctx)
+	if !ok {
+		return // due again when its lease runs out
+	}
 	status, err := n.post(pctx, nt)
 	cancelPost()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

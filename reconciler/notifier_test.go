@@ -36,10 +36,11 @@ type cbReceiver struct {
 	secret []byte
 
 	mu       sync.Mutex
-	fail     int  // answer 500 to this many more requests
-	redirect int  // answer 307 to this many more requests
-	drop     bool // close the connection without an answer
-	hang     bool // hold each request until the sender gives up
+	fail     int           // answer 500 to this many more requests
+	redirect int           // answer 307 to this many more requests
+	drop     bool          // close the connection without an answer
+	hang     bool          // hold each request until the sender gives up
+	delay    time.Duration // answer after this long, or when the sender gives up
 	got      []cbRequest
 	strays   int // requests to any other path
 }
@@ -50,7 +51,8 @@ type cbRequest struct {
 	sig     string
 	sigErr  error
 	body    []byte
-	status  int // what was answered; 0 when nothing was
+	status  int       // what was answered; 0 when nothing was
+	end     time.Time // when the request ended, answered or given up
 }
 
 func newCBReceiver(t *testing.T) *cbReceiver {
@@ -79,7 +81,7 @@ func (rc *cbReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	req := cbRequest{at: time.Now(), eventID: r.Header.Get(reconciler.CallbackEventIDHeader), body: body, sig: sig,
 		sigErr: target.Verify(sig, body, rc.secret, time.Minute, time.Now())}
 	rc.mu.Lock()
-	hang, drop := rc.hang, rc.drop
+	hang, drop, delay := rc.hang, rc.drop, rc.delay
 	switch {
 	case hang || drop:
 	case rc.redirect > 0:
@@ -92,7 +94,20 @@ func (rc *cbReceiver) serve(w http.ResponseWriter, r *http.Request) {
 		req.status = http.StatusNoContent
 	}
 	rc.got = append(rc.got, req)
+	i := len(rc.got) - 1
 	rc.mu.Unlock()
+	defer func() {
+		rc.mu.Lock()
+		rc.got[i].end = time.Now()
+		rc.mu.Unlock()
+	}()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	switch {
 	case hang:
 		<-r.Context().Done()
@@ -452,6 +467,45 @@ func TestNotifier_TwoReplicasDeliverEachOnce(t *testing.T) {
 		}
 		if len(seen) != 2*each || slices.Max(mapValues(seen)) != 1 {
 			t.Fatalf("requests per event id: %v, want %d ids once each", seen, 2*each)
+		}
+	})
+}
+
+// A replica whose endpoint answers slowly never holds a notification past
+// its claim: however long a batch takes, no other replica delivers a
+// notification while this one still waits for an answer about it. (A POST
+// cut off at the claim's window is delivered again later: at least once.)
+func TestNotifier_SlowEndpointNoOverlappingDeliveries(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A"}, nil)
+		rc := newCBReceiver(t)
+		rc.set(func(rc *cbReceiver) { rc.delay = 250 * time.Millisecond })
+		r.withCallbacks("acme", rc)
+		const n = 8
+		r.confirmed(repeat("acme", n)...)
+		a, b := r.notifier(r.store, nil, nil), r.notifier(h.Sibling(t, r.store, time.Now), nil, nil)
+		for _, nt := range []*reconciler.Notifier{a, b} {
+			// One worker and a batch of five: five answers of 250 ms
+			// outlast half the 1 s lease, and before the window the last
+			// of them ran past the whole of it.
+			nt.Workers, nt.Batch = 1, 5
+		}
+		r.runUntil("every acknowledgement", rc.ackedAll(n), a, b)
+		byID := map[string][]cbRequest{}
+		for _, req := range rc.requests() {
+			byID[req.eventID] = append(byID[req.eventID], req)
+		}
+		for id, reqs := range byID {
+			for i := range reqs {
+				for j := i + 1; j < len(reqs); j++ {
+					if reqs[i].at.Before(reqs[j].end) && reqs[j].at.Before(reqs[i].end) {
+						t.Errorf("event %s delivered twice at once: %s–%s and %s–%s", id,
+							reqs[i].at.Format("15:04:05.000"), reqs[i].end.Format("15:04:05.000"),
+							reqs[j].at.Format("15:04:05.000"), reqs[j].end.Format("15:04:05.000"))
+					}
+				}
+			}
 		}
 	})
 }
