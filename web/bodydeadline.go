@@ -36,14 +36,11 @@ func paceBodies(next http.Handler, perUnit, total time.Duration) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		start := time.Now()
-		pb := &pacedBody{body: r.Body, rc: http.NewResponseController(w), start: start,
-			perUnit: perUnit, cap: start.Add(total)}
+		pb := &pacedBody{body: r.Body, rc: http.NewResponseController(w), perUnit: perUnit,
+			cap: time.Now().Add(total)}
 		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
 			pb.conn = lc
-			lc.l.readingBody(lc, start)
 		}
-		pb.extend()
 		defer pb.done(false)
 		r.Body = pb
 		next.ServeHTTP(w, r)
@@ -55,7 +52,7 @@ type pacedBody struct {
 	body    io.ReadCloser
 	rc      *http.ResponseController
 	conn    *limitedConn // nil: not under a connLimiter
-	start   time.Time
+	start   time.Time    // the first Read: the pace counts from there
 	perUnit time.Duration
 	cap     time.Time // the ReadTimeout's end
 
@@ -66,7 +63,7 @@ type pacedBody struct {
 }
 
 // extend sets the read deadline for the units read so far plus one.
-// Called with mu held, or before the handler runs.
+// Called with mu held.
 func (b *pacedBody) extend() {
 	b.units = b.read/bodyUnit + 1
 	d := b.start.Add(time.Duration(b.units) * b.perUnit)
@@ -79,6 +76,7 @@ func (b *pacedBody) extend() {
 }
 
 func (b *pacedBody) Read(p []byte) (int, error) {
+	b.begin()
 	n, err := b.body.Read(p)
 	b.mu.Lock()
 	b.read += int64(n)
@@ -90,6 +88,23 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 		b.done(errors.Is(err, io.EOF))
 	}
 	return n, err
+}
+
+// begin starts the pace at the first Read, not when the handler starts:
+// what a handler does before it reads (authenticating the token against a
+// busy store) is settle's time, not the client's, and must not count
+// against the client's body. Until then ReadTimeout alone bounds it.
+func (b *pacedBody) begin() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.start.IsZero() || b.ended {
+		return
+	}
+	b.start = time.Now()
+	b.extend()
+	if b.conn != nil {
+		b.conn.l.readingBody(b.conn, b.start)
+	}
 }
 
 func (b *pacedBody) Close() error {
