@@ -77,10 +77,16 @@ type Config struct {
 	Contracts      Contracts
 	WebhookSecrets map[string][]byte
 	Inbox          ledger.InboxStore
-	// MaxWebhookReads caps webhook bodies read at once; one more waits
-	// up to WebhookWait, then is refused with 503. 0 means the defaults.
-	MaxWebhookReads int
-	WebhookWait     time.Duration
+	// MaxWebhookReads and WebhookReadBytes cap webhook bodies read or
+	// held at once, by count and by bytes reserved (Content-Length, or
+	// the target's limit); one more sheds the oldest bodies still
+	// arriving, or waits up to WebhookWait, then is refused with 503.
+	// WebhookBodyTimeout is how long a body may take to arrive whole.
+	// 0 means the defaults.
+	MaxWebhookReads    int
+	WebhookReadBytes   int64
+	WebhookWait        time.Duration
+	WebhookBodyTimeout time.Duration
 
 	// Client asks targets on a person's behalf (the console's checks of
 	// "confirm succeeded" and supersede), with the deployment's credentials
@@ -141,22 +147,24 @@ type server struct {
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
-	webhookReads   *semaphore
-	shed           *sheddingLog     // refusals a flood drives, rate-limited
-	counters       *metrics.Metrics // nil: not counted
-	rates          *tokenRates      // nil: unlimited
-	creates        *createSlots
-	signIn         SignIn // nil: no console
-	browser        ledger.Browser
-	review         ledger.ReviewStore // nil: the review pages answer 503
-	readOnly       bool
-	callbacks      ledger.CallbackStore     // nil: no callback admin
-	actions        ledger.ActionStore       // nil: no record shown
-	params         ledger.TenantParamLister // nil: no request parameters shown
-	figures        ledger.FigureSource      // nil: no figures pages
-	drills         ledger.DrillStore        // nil: no go/no-go on the Targets pages
-	retention      ledger.RetentionPolicy
-	maxDrillAge    time.Duration
+	webhookReads   *webhookBudget
+	// webhookBodyTimeout bounds the time a webhook body takes to arrive.
+	webhookBodyTimeout time.Duration
+	shed               *sheddingLog     // refusals a flood drives, rate-limited
+	counters           *metrics.Metrics // nil: not counted
+	rates              *tokenRates      // nil: unlimited
+	creates            *createSlots
+	signIn             SignIn // nil: no console
+	browser            ledger.Browser
+	review             ledger.ReviewStore // nil: the review pages answer 503
+	readOnly           bool
+	callbacks          ledger.CallbackStore     // nil: no callback admin
+	actions            ledger.ActionStore       // nil: no record shown
+	params             ledger.TenantParamLister // nil: no request parameters shown
+	figures            ledger.FigureSource      // nil: no figures pages
+	drills             ledger.DrillStore        // nil: no go/no-go on the Targets pages
+	retention          ledger.RetentionPolicy
+	maxDrillAge        time.Duration
 }
 
 // New returns the configured Echo server.
@@ -200,8 +208,9 @@ func New(cfg Config) *echo.Echo {
 	}
 	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
 	s.shed = newSheddingLog(s.log)
-	s.webhookReads = newSemaphore(positive(cfg.MaxWebhookReads, DefaultMaxWebhookReads),
-		positive(cfg.WebhookWait, DefaultWebhookWait))
+	s.webhookReads = newWebhookBudget(positive(cfg.WebhookReadBytes, DefaultWebhookReadBytes),
+		positive(cfg.MaxWebhookReads, DefaultMaxWebhookReads), positive(cfg.WebhookWait, DefaultWebhookWait))
+	s.webhookBodyTimeout = positive(cfg.WebhookBodyTimeout, DefaultWebhookBodyTimeout)
 	s.creates = newCreateSlots(cfg.MaxCreates, cfg.MaxCreatesPerTenant, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -265,7 +274,7 @@ func New(cfg Config) *echo.Echo {
 }
 
 // positive returns v, or def when v is not positive.
-func positive[T int | time.Duration](v, def T) T {
+func positive[T int | int64 | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
 	}

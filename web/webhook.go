@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -18,9 +19,10 @@ import (
 // webhook.max_body_bytes may lower it per target.
 const WebhookBodyLimit = target.MaxWebhookBody
 
-// DefaultMaxWebhookReads caps webhook bodies read (and held) at once; one
-// more waits up to DefaultWebhookWait, then is refused with 503. At the
-// default body limit that bounds their memory to 64 MiB.
+// DefaultMaxWebhookReads caps webhook bodies read (and held) at once, and
+// DefaultWebhookReadBytes their bytes; one more sheds the oldest bodies
+// still arriving, or waits up to DefaultWebhookWait for bodies being
+// stored, then is refused with 503.
 const (
 	DefaultMaxWebhookReads = 64
 	DefaultWebhookWait     = time.Second
@@ -30,7 +32,7 @@ const (
 func newWebhookCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "settle_webhook_deliveries_total",
-		Help: "Inbound webhook deliveries by target and result (accepted, duplicate, bad_signature, expired_signature, unknown_target, too_large).",
+		Help: "Inbound webhook deliveries by target and result (accepted, duplicate, bad_signature, expired_signature, unknown_target, too_large, overloaded, shed, slow_body).",
 	}, []string{"target", "result"})
 	reg.MustRegister(c)
 	return c
@@ -65,17 +67,11 @@ func (s *server) receiveWebhook(c echo.Context) error {
 		s.webhookCount.WithLabelValues(name, "too_large").Inc()
 		return unread(c, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", limit)))
 	}
-	release, ok := s.webhookReads.acquire(c.Request().Context())
-	if !ok {
-		c.Response().Header().Set("Retry-After", "1")
-		return unread(c, echo.NewHTTPError(http.StatusServiceUnavailable,
-			"too many webhook deliveries in progress on this replica; retry after the Retry-After header's seconds"))
+	body, release, err := s.readWebhookBody(c, name, limit)
+	if err != nil {
+		return err
 	}
 	defer release() // the body is held until it is stored
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
-	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
-	}
 	if int64(len(body)) > limit {
 		s.webhookCount.WithLabelValues(name, "too_large").Inc()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", limit))
@@ -113,31 +109,46 @@ func unread(c echo.Context, err error) error {
 	return err
 }
 
-// semaphore bounds work in progress; acquire waits up to wait for a place.
-type semaphore struct {
-	slots chan struct{}
-	wait  time.Duration
-}
-
-func newSemaphore(n int, wait time.Duration) *semaphore {
-	return &semaphore{slots: make(chan struct{}, n), wait: wait}
-}
-
-// acquire takes a place, waiting up to the semaphore's wait or until ctx
-// ends; ok false means none was taken.
-func (m *semaphore) acquire(ctx context.Context) (release func(), ok bool) {
-	select {
-	case m.slots <- struct{}{}:
-		return func() { <-m.slots }, true
-	default:
+// readWebhookBody reads a delivery's body within the replica's webhook
+// budget and the webhook body timeout. A body that does not come whole in
+// time is refused with 408, one shed to admit a newer delivery with 503
+// and Retry-After, both on a closed connection; so is a delivery that
+// finds the budget held by bodies being stored. release gives the
+// budget's place back.
+func (s *server) readWebhookBody(c echo.Context, name string, limit int64) (body []byte, release func(), err error) {
+	req := c.Request()
+	size := limit
+	if req.ContentLength >= 0 {
+		size = req.ContentLength
 	}
-	t := time.NewTimer(m.wait)
-	defer t.Stop()
-	select {
-	case m.slots <- struct{}{}:
-		return func() { <-m.slots }, true
-	case <-t.C:
-	case <-ctx.Done():
+	cb := &cutBody{body: req.Body, rc: http.NewResponseController(c.Response())}
+	place, ok := s.webhookReads.acquire(req.Context(), size, cb.stop)
+	if !ok {
+		s.webhookCount.WithLabelValues(name, "overloaded").Inc()
+		c.Response().Header().Set("Retry-After", "1")
+		return nil, nil, unread(c, echo.NewHTTPError(http.StatusServiceUnavailable,
+			"too many webhook deliveries in progress on this replica; retry after the Retry-After header's seconds"))
 	}
-	return nil, false
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(s.webhookBodyTimeout, func() { timedOut.Store(true); cb.stop() })
+	body, err = io.ReadAll(io.LimitReader(cb, limit+1))
+	timer.Stop()
+	s.webhookReads.read(place)
+	release = func() { s.webhookReads.release(place) }
+	if err == nil {
+		return body, release, nil
+	}
+	release()
+	switch {
+	case s.webhookReads.wasShed(place):
+		s.webhookCount.WithLabelValues(name, "shed").Inc()
+		c.Response().Header().Set("Retry-After", "1")
+		return nil, nil, unread(c, echo.NewHTTPError(http.StatusServiceUnavailable,
+			"the body came too slowly while other deliveries waited; retry after the Retry-After header's seconds"))
+	case timedOut.Load():
+		s.webhookCount.WithLabelValues(name, "slow_body").Inc()
+		return nil, nil, unread(c, echo.NewHTTPError(http.StatusRequestTimeout,
+			fmt.Sprintf("the body did not arrive whole within %s", s.webhookBodyTimeout)))
+	}
+	return nil, nil, echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
 }

@@ -3,7 +3,10 @@
 // unsigned webhook body, and many connections each sending a complete
 // header and then one body byte every two seconds. It prints /healthz
 // latency and the server's resident memory before, during and after each
-// flood (see docs/performance.md, "Floods").
+// flood (see docs/performance.md, "Floods"). With SETTLE_FLOOD_SECRET set
+// to the target's webhook secret, each probe also sends one delivery
+// signed with it (stored in the inbox like a real one) and the hook_ok
+// column counts those answered 2xx.
 //
 //	settle-flood --url http://127.0.0.1:8080 --target payments
 //
@@ -12,6 +15,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -25,6 +29,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"settle/target"
 )
 
 func main() {
@@ -40,6 +46,7 @@ type options struct {
 	slowConns             int
 	pace, hold            time.Duration
 	probes                int
+	secret                []byte // SETTLE_FLOOD_SECRET; nil: no signed deliveries
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -59,6 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	short := fs.Bool("short", false, "a quick run: 50 connections per flood for 2s")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if v := os.Getenv("SETTLE_FLOOD_SECRET"); v != "" {
+		o.secret = []byte(v)
 	}
 	if *short {
 		o.webhookConns, o.slowConns, o.hold, o.pace, o.probes = 50, 50, 2*time.Second, 500*time.Millisecond, 3
@@ -93,7 +103,7 @@ type meter struct {
 }
 
 func (m *meter) header() {
-	fmt.Fprintf(m.out, "%-16s %6s %12s %12s %10s %9s\n", "phase", "conns", "healthz_p50", "healthz_max", "healthz_ok", "rss_mb")
+	fmt.Fprintf(m.out, "%-16s %6s %12s %12s %10s %8s %9s\n", "phase", "conns", "healthz_p50", "healthz_max", "healthz_ok", "hook_ok", "rss_mb")
 }
 
 // phase runs flood on conns connections for the hold (none: a settle of
@@ -125,13 +135,16 @@ func (m *meter) phase(ctx context.Context, name string, conns int, flood func(ct
 		time.Sleep(min(hold/2, 2*time.Second)) // the flood is on
 	}
 	var lat []time.Duration
-	ok, rss := 0, 0.0
+	ok, hooks, rss := 0, 0, 0.0
 	deadline := time.Now().Add(hold / 2)
 	for i := 0; i < m.o.probes; i++ {
 		d, good := m.healthz()
 		lat = append(lat, d)
 		if good {
 			ok++
+		}
+		if m.o.secret != nil && m.delivery() {
+			hooks++
 		}
 		rss = max(rss, m.rssMB())
 		if wait := time.Until(deadline) / time.Duration(m.o.probes-i); wait > 0 {
@@ -141,8 +154,12 @@ func (m *meter) phase(ctx context.Context, name string, conns int, flood func(ct
 	cancel()
 	wg.Wait()
 	slices.Sort(lat)
-	fmt.Fprintf(m.out, "%-16s %6d %10dms %10dms %7d/%-2d %9.0f\n", name, conns,
-		lat[len(lat)/2].Milliseconds(), lat[len(lat)-1].Milliseconds(), ok, len(lat), rss)
+	hookOK := "-"
+	if m.o.secret != nil {
+		hookOK = fmt.Sprintf("%d/%d", hooks, len(lat))
+	}
+	fmt.Fprintf(m.out, "%-16s %6d %10dms %10dms %7d/%-2d %8s %9.0f\n", name, conns,
+		lat[len(lat)/2].Milliseconds(), lat[len(lat)-1].Milliseconds(), ok, len(lat), hookOK, rss)
 }
 
 // healthz times one /healthz on a new connection, as a load balancer does.
@@ -155,6 +172,25 @@ func (m *meter) healthz() (time.Duration, bool) {
 	}
 	resp.Body.Close()
 	return time.Since(start), resp.StatusCode == http.StatusOK
+}
+
+// delivery sends one webhook signed with the target's secret, as its
+// provider would, and says whether it was answered 2xx within 5 s.
+func (m *meter) delivery() bool {
+	body := fmt.Appendf(nil, `{"id":"evt_settle_flood_%d","type":"settle_flood.probe","data":{}}`, time.Now().UnixNano())
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(m.o.base, "/")+"/webhooks/"+m.o.target, bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Settle-Signature", target.Sign(m.o.secret, time.Now(), body))
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode/100 == 2
 }
 
 // rssMB reads the server's resident memory from its /metrics.
