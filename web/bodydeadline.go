@@ -39,7 +39,11 @@ func paceBodies(next http.Handler, perUnit, total time.Duration) http.Handler {
 		pb := &pacedBody{body: r.Body, rc: http.NewResponseController(w), perUnit: perUnit,
 			cap: time.Now().Add(total)}
 		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+			// Sheddable from the start: a request that holds its
+			// connection before its body is read is as slow as one
+			// trickling it.
 			pb.conn = lc
+			lc.l.readingBody(lc, time.Now())
 		}
 		defer pb.done(false)
 		r.Body = pb
@@ -102,9 +106,6 @@ func (b *pacedBody) begin() {
 	}
 	b.start = time.Now()
 	b.extend()
-	if b.conn != nil {
-		b.conn.l.readingBody(b.conn, b.start)
-	}
 }
 
 func (b *pacedBody) Close() error {
@@ -120,14 +121,19 @@ func (b *pacedBody) Close() error {
 // deadline, which then bounds net/http discarding what is left of it.
 func (b *pacedBody) done(complete bool) {
 	b.mu.Lock()
-	first := !b.ended
+	first, begun := !b.ended, !b.start.IsZero()
 	b.ended = true
 	b.mu.Unlock()
 	if !first {
 		return
 	}
-	if complete {
+	switch {
+	case complete:
 		_ = b.rc.SetReadDeadline(b.cap)
+	case !begun:
+		// Never read: net/http discards the body after the handler,
+		// and that too must keep the pace.
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.perUnit))
 	}
 	if b.conn != nil {
 		b.conn.l.readingBody(b.conn, time.Time{})
