@@ -22,7 +22,7 @@ func TestPaceBodies_CountsFromTheFirstRead(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		_, _ = io.WriteString(w, string(b))
+		_, _ = w.Write(b)
 	}), perUnit, 10*time.Second))
 	t.Cleanup(srv.Close)
 	body := strings.Repeat("x", 3*bodyUnit)
