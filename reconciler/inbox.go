@@ -155,6 +155,12 @@ func (in *Inbox) Process(ctx context.Context, d ledger.Delivery) error {
 		}
 		item.Reason = "contradicts a SUCCEEDED operation (another or a mismatched remote object): possible duplicate"
 	case ledger.FailedTerminal:
+		// A failure settle recorded with the object it created (Stripe's
+		// declined PaymentIntent) and an event showing that very object
+		// failed say the same thing: consistent evidence, not a conflict.
+		if ev.Match == Matched && op.RemoteRef != "" && remoteID == op.RemoteRef && status.Outcome == target.ObjectFailed {
+			return in.finish(ctx, d, "consistent with FAILED_TERMINAL")
+		}
 		item.Reason = "contradicts a FAILED_TERMINAL operation: the target reports an object for it"
 	case ledger.Escalated:
 		item.Reason = "evidence about an operation under review; attach it to the review"

@@ -53,6 +53,9 @@ func newHookRig(t *testing.T, h ledgertest.Harness, cfg sim.Config) *hookRig {
 	r := newRig(t, h, cfg, func(c *target.Contract) {
 		c.Webhook = &target.Webhook{SecretEnv: "X", Tolerance: 5 * time.Minute,
 			SignatureHeader: sim.SignatureHeader, ObjectField: "data", EventIDField: "id"}
+		// A failed object, as a "payment failed" event shows it.
+		c.Response.Statuses = append(c.Response.Statuses,
+			target.StatusRule{Value: "failed", Outcome: target.ObjectFailed, Documentation: "https://example.test/failed"})
 	})
 	inbox := r.store.(ledger.InboxStore)
 	e := web.New(web.Config{Store: r.store, Tokens: r.store.(ledger.TokenStore), Contracts: r.set,
@@ -318,6 +321,45 @@ func TestInbox_OrderAndContradiction(t *testing.T) {
 		after := r.get(op)
 		if after.State != ledger.Succeeded || after.RemoteRef != "ch_1" || after.Fence != before.Fence ||
 			!after.UpdatedAt.Equal(before.UpdatedAt) || len(r.history(op)) != events {
+			t.Fatal("an event about a final operation changed it")
+		}
+	})
+}
+
+// A "payment failed" event about an operation already FAILED_TERMINAL
+// agrees with it when it names the stored remote reference and its status
+// is documented as failed: the delivery is finished as consistent, not
+// quarantined. The same event naming another object, or the stored object
+// with a success status, still goes to quarantine. Nothing changes the
+// operation.
+func TestInbox_FailedEventAgreesWithFailedTerminal(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newHookRig(t, h, sim.Config{Class: "D"})
+		op := r.create("acme", "order-failed", 500)
+		claimed, err := r.store.Claim(r.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.store.Record(r.ctx, ledger.Outcome{Tenant: op.Tenant, OperationID: op.ID, Fence: claimed.Fence,
+			From: ledger.InFlight, To: ledger.FailedTerminal, RemoteRef: "ch_1", Reason: "declined", Actor: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		before := r.get(op)
+		events := len(r.history(op))
+		r.post("evt_failed", chargeObject("ch_1", op.RemoteKey, "acme", 500, "failed"))
+		r.post("evt_other", chargeObject("ch_2", op.RemoteKey, "acme", 500, "failed"))
+		r.post("evt_won", chargeObject("ch_1", op.RemoteKey, "acme", 500, "succeeded"))
+		proc, reg := r.countedProcessor()
+		got := r.processEach(proc, reg, "evt_failed", "evt_other", "evt_won")
+		if got["evt_failed"] != "finished" || got["evt_other"] != "quarantined" || got["evt_won"] != "quarantined" {
+			t.Fatalf("outcomes %v; want evt_failed finished, the others quarantined", got)
+		}
+		if q := r.quarantined(); len(q) != 2 {
+			t.Fatalf("quarantine %+v", q)
+		}
+		after := r.get(op)
+		if after.State != ledger.FailedTerminal || after.RemoteRef != "ch_1" || after.Fence != before.Fence || len(r.history(op)) != events {
 			t.Fatal("an event about a final operation changed it")
 		}
 	})

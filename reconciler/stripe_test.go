@@ -125,3 +125,52 @@ func TestReconciler_StripeDeclineKeepsTheIntent(t *testing.T) {
 		}
 	})
 }
+
+// A declined card whose 402 answer was lost (the connection dropped after
+// Stripe committed the intent): the reconciler's same-key replay earns the
+// saved 402, marked Idempotent-Replayed, carrying this operation's intent.
+// That is the first send's own answer, so it settles the operation "Not
+// applied" at once, with the intent as the remote reference — as the
+// first send would have — rather than going on to a lookup.
+func TestReconciler_StripeReplayedDeclineIsNotApplied(t *testing.T) {
+	t.Parallel()
+	const key = "sk_test_reconciler_replay_decline_9Qw"
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		clk := ledgertest.NewClock()
+		r := newRigAt(t, h, sim.Config{Flavor: sim.FlavorStripe, APIKey: key}, nil, clk.Now)
+		secrets, err := target.ReadSecrets(r.set, func(string) string { return key })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.client = target.NewClient(target.ClientOptions{Secrets: secrets})
+		deadline := clk.Now().Add(r.c.Deadline)
+		op, _, err := r.store.Create(r.ctx, ledger.NewOperation{
+			Tenant: "acme", Type: "charge", IntentRef: "order-replayed-decline", Target: r.c.Name,
+			Payload:     []byte(`{"amount":900,"currency":"EUR","payment_method":"` + sim.PMDeclined + `","confirm":true}`),
+			RetryWindow: r.c.RetryWindow(), Deadline: &deadline, Bind: r.c.Bind,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.sim.Script(sim.DropAfterCommit) // declined and saved, the 402 never arrives
+		r.runUntil("UNKNOWN", r.isIn(op, ledger.Unknown), r.executor(r.store))
+
+		rec := r.reconciler()
+		rec.Now = clk.Now
+		if n := r.reconcileOnce(rec); n != 1 {
+			t.Fatalf("the round leased %d", n)
+		}
+		objs := r.sim.Objects()
+		if len(objs) != 1 || objs[0].Status != sim.StatusRequiresPaymentMethod {
+			t.Fatalf("the simulator holds %+v; want one declined intent", objs)
+		}
+		got, e := r.get(op), r.lastEvent(op)
+		ev := r.evidence(e)
+		if got.State != ledger.FailedTerminal || got.RemoteRef != objs[0].ID {
+			t.Fatalf("after the replay: %s %q remote ref %q; want FAILED_TERMINAL with %s", got.State, got.Reason, got.RemoteRef, objs[0].ID)
+		}
+		if ev["status"] != float64(402) || ev["replayed"] != true || ev["via"] != "same-key replay" || ev["remote_id"] != objs[0].ID {
+			t.Fatalf("evidence %v", ev)
+		}
+	})
+}

@@ -143,11 +143,19 @@ func sendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt) verd
 // a saved pending object) is the answer to the first send, saved: every
 // further replay would earn it again. Both set noMoreReplays, for the
 // caller to move on to lookup or escalation. A found object documenting
-// failure is FAILED_TERMINAL whichever send it answered.
+// failure is FAILED_TERMINAL whichever send it answered, and so is a
+// replayed rejection carrying this operation's own object (Stripe's saved
+// 402 with its declined PaymentIntent).
 func laterSendVerdict(c *target.Contract, op ledger.Operation, a target.Attempt, via string) verdict {
 	v := sendVerdict(c, op, a)
 	v.evidence["via"] = via
 	switch {
+	case v.to == ledger.FailedTerminal && a.Replayed && v.remoteRef != "" && c.ReferenceField != "" && c.Classify(a.Status) == target.RejectedWithoutSideEffect:
+		// The target's saved answer to the first send (Stripe's saved 402
+		// decline), carrying an object errorObjectVerdict found to be this
+		// operation's (its reference matched): it proves what the first
+		// send did, as the first answer itself would have.
+		v.reason = fmt.Sprintf("the %s was answered %d, marked by the target as its saved answer to the first send: %s", via, a.Status, v.reason)
 	case v.to == ledger.FailedTerminal && c.Classify(a.Status) == target.RejectedWithoutSideEffect:
 		v.to, v.noMoreReplays = ledger.Unknown, true
 		v.reason = fmt.Sprintf("the %s was answered %d, documented as having no side effect for that request; it proves nothing about the first send", via, a.Status)
