@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +71,18 @@ func TestCallback_ShowRetryGivenUp(t *testing.T) {
 				t.Fatalf("retry without tenant: exit %d, %q", code, errOut)
 			}
 		})
+	}
+}
+
+// A bound below one attempt is a usage error, before any store is opened.
+func TestServe_CallbackMaxAttemptsChecked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, errOut := settleCmd(t, "serve", "--database-url", "sqlite:"+dir+"/settle.db", "--callback-max-attempts", "0")
+	if code != 2 || !strings.Contains(errOut, "--callback-max-attempts must be at least 1") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "settle.db")); !os.IsNotExist(err) {
+		t.Fatalf("a store was created: %v", err)
 	}
 }
