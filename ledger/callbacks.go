@@ -40,6 +40,14 @@ type Notification struct {
 	DeliveredAt   *time.Time // set once acknowledged
 	LastStatus    int        // HTTP status of the last attempt; 0 when none came back
 	LastError     string     // short, payload-free reason of the last failure
+	GaveUpAt      *time.Time // set when the notifier stopped retrying (GiveUpNotification)
+}
+
+// GivenUp is a tenant's notifications that the notifier stopped retrying:
+// how many, and the latest few.
+type GivenUp struct {
+	Count  int
+	Latest []Notification // latest given up first
 }
 
 // CallbackStore keeps tenants' callback endpoints and the durable queue of
@@ -72,6 +80,18 @@ type CallbackStore interface {
 	// nothing to a notification already delivered. ENotFound for an
 	// unknown id.
 	MarkFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error
+	// GiveUpNotification records a last failed attempt and stops the
+	// retries: the notification stays undelivered, is never claimed again
+	// and is listed by GivenUpNotifications until RetryGivenUp. It does
+	// nothing to a notification already delivered. ENotFound for an
+	// unknown id.
+	GiveUpNotification(ctx context.Context, id int64, status int, errText string, now time.Time) error
+	// GivenUpNotifications counts the tenant's given-up notifications and
+	// returns the latest limit of them.
+	GivenUpNotifications(ctx context.Context, tenant string, limit int) (GivenUp, error)
+	// RetryGivenUp makes the tenant's given-up notifications due at now
+	// with their attempts counted from zero again, and returns how many.
+	RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error)
 	// Notifications returns the notifications of one operation, oldest
 	// first, for the operation's timeline and for tests.
 	Notifications(ctx context.Context, tenant, operationID string) ([]Notification, error)

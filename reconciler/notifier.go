@@ -27,8 +27,10 @@ const CallbackEvent = "operation.settled"
 // Notifier delivers client callbacks. Record queues a notification in the
 // transaction that moves an operation to SUCCEEDED, FAILED_TERMINAL or
 // ESCALATED; the notifier claims due notifications, POSTs each to its
-// tenant's endpoint, signed, and retries with jittered exponential backoff,
-// for ever, until the endpoint answers 2xx. Delivery is at least once: a
+// tenant's endpoint, signed, and retries with jittered exponential backoff
+// until the endpoint answers 2xx, or gives up after MaxAttempts: the
+// notification is then kept, given up, for `settle callback show` and the
+// console, until `settle callback retry` queues it again. Delivery is at least once: a
 // receiver deduplicates by Settle-Event-Id. It is safe to run in every
 // replica.
 type Notifier struct {
@@ -59,11 +61,21 @@ type Notifier struct {
 	Lease      time.Duration // claim lease; a POST is cut off at half of it (default 60s)
 	MinBackoff time.Duration // delay after the first failure (default 1s)
 	MaxBackoff time.Duration // longest delay between attempts (default 10m)
+	// MaxAttempts bounds the attempts of one notification (default
+	// DefaultCallbackMaxAttempts); the last failed one gives it up.
+	MaxAttempts int
 
-	once              sync.Once
-	client            *http.Client
-	delivered, failed *prometheus.CounterVec
+	once                      sync.Once
+	client                    *http.Client
+	delivered, failed, gaveUp *prometheus.CounterVec
 }
+
+// DefaultCallbackMaxAttempts is the default bound on a notification's
+// attempts. With the default backoff (1s doubling to 10m) the first ten
+// take about 17 minutes and the rest come every 10 minutes, so 150 span
+// about 23½ hours: an endpoint down for a day loses nothing but is not
+// called for ever.
+const DefaultCallbackMaxAttempts = 150
 
 func (n *Notifier) init() {
 	def(&n.Batch, 50)
@@ -72,6 +84,7 @@ func (n *Notifier) init() {
 	def(&n.Lease, 60*time.Second)
 	def(&n.MinBackoff, time.Second)
 	def(&n.MaxBackoff, 10*time.Minute)
+	def(&n.MaxAttempts, DefaultCallbackMaxAttempts)
 	if n.Now == nil {
 		n.Now = time.Now
 	}
@@ -90,9 +103,10 @@ func (n *Notifier) init() {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
 	n.delivered = counter("settle_callbacks_delivered_total", "Client callback notifications acknowledged with a 2xx (by tenant with tenant labels).")
-	n.failed = counter("settle_callbacks_failed_total", "Client callback delivery attempts that failed and will be retried (by tenant with tenant labels).")
+	n.failed = counter("settle_callbacks_failed_total", "Client callback delivery attempts that failed (by tenant with tenant labels).")
+	n.gaveUp = counter("settle_callbacks_given_up_total", "Client callback notifications given up after the bound on attempts (by tenant with tenant labels).")
 	if n.Metrics != nil {
-		n.Metrics.MustRegister(n.delivered, n.failed)
+		n.Metrics.MustRegister(n.delivered, n.failed, n.gaveUp)
 	}
 }
 
@@ -184,6 +198,16 @@ func (n *Notifier) deliver(ctx context.Context, window claimWindow, nt ledger.No
 		return
 	}
 	n.failed.WithLabelValues(n.tenant(nt.Tenant)...).Inc()
+	if nt.Attempts >= n.MaxAttempts {
+		if err := n.Callbacks.GiveUpNotification(rctx, nt.ID, status, err.Error(), n.Now()); err != nil {
+			log.Error("giving up not recorded; retried when the claim expires", "err", err)
+			return
+		}
+		n.gaveUp.WithLabelValues(n.tenant(nt.Tenant)...).Inc()
+		log.Warn("delivery given up; `settle callback retry` queues it again", "status", status, "err", err,
+			"max_attempts", n.MaxAttempts)
+		return
+	}
 	next := n.Now().Add(n.backoff(nt.Attempts))
 	if err := n.Callbacks.MarkFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
 		log.Error("failure not recorded; retried when the claim expires", "err", err)

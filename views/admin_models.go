@@ -100,6 +100,21 @@ type TokenRow struct {
 type CallbackView struct {
 	URL     string
 	Updated Time
+	// GivenUp counts the notifications the notifier stopped retrying;
+	// GivenUpRows are the latest of them.
+	GivenUp     int
+	GivenUpRows []GivenUpRow
+}
+
+// GivenUpRow is one given-up notification: what it announced and why it
+// failed, never a payload.
+type GivenUpRow struct {
+	OperationID string
+	State       string
+	Attempts    int
+	LastStatus  int // 0: no answer came back
+	LastError   string
+	At          Time
 }
 
 // ParamRow is one of a tenant's request parameters. Values are not

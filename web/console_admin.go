@@ -12,6 +12,10 @@ import (
 	"settle/views"
 )
 
+// givenUpShown is how many of a tenant's latest given-up notifications its
+// admin page lists.
+const givenUpShown = 10
+
 // adminRoutes are the console's pages for targets, API tokens and callbacks (admins).
 var adminRoutes = []ConsoleRoute{
 	{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: (*server).targetsPage},
@@ -113,6 +117,16 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 		switch ledger.ErrorCode(err) {
 		case "":
 			v.Callback = &views.CallbackView{URL: ledger.PlainText(cb.URL, 2048), Updated: timeView(&cb.UpdatedAt, now, "")}
+			g, err := s.callbacks.GivenUpNotifications(ctx, tenant, givenUpShown)
+			if err != nil {
+				return v, err
+			}
+			v.Callback.GivenUp = g.Count
+			for _, n := range g.Latest {
+				v.Callback.GivenUpRows = append(v.Callback.GivenUpRows, views.GivenUpRow{OperationID: n.OperationID,
+					State: string(n.State), Attempts: n.Attempts, LastStatus: n.LastStatus,
+					LastError: ledger.PlainText(n.LastError, ledger.MaxCallbackError), At: timeView(n.GaveUpAt, now, "")})
+			}
 		case ledger.ENotFound:
 		default:
 			return v, err

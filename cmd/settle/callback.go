@@ -5,16 +5,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"text/tabwriter"
 	"time"
 
 	"settle/ledger"
 )
 
-const callbackUsage = `usage: settle callback <set|show|remove> --tenant NAME [flags]
+const callbackUsage = `usage: settle callback <set|show|retry|remove> --tenant NAME [flags]
 
   settle callback set --tenant NAME --url URL [--by NAME]   set the tenant's callback endpoint; prints
                                                             a new signing secret on stdout (shown once)
-  settle callback show --tenant NAME                        print the endpoint (never the secret)
+  settle callback show --tenant NAME                        print the endpoint (never the secret) and
+                                                            the notifications given up after
+                                                            settle serve's --callback-max-attempts
+  settle callback retry --tenant NAME                       queue the given-up notifications again,
+                                                            due now, with a fresh count of attempts
   settle callback remove --tenant NAME [--by NAME]          remove the endpoint; undelivered
                                                             notifications are discarded
 
@@ -38,7 +43,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, callbackUsage)
 		return errHelp
 	}
-	if cmd != "set" && cmd != "show" && cmd != "remove" {
+	if cmd != "set" && cmd != "show" && cmd != "retry" && cmd != "remove" {
 		fmt.Fprintf(stderr, "unknown callback command %q\n%s", cmd, callbackUsage)
 		return errUsage
 	}
@@ -46,7 +51,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "tenant whose callback this is (required)")
 	var by *string
-	if cmd != "show" {
+	if cmd != "show" && cmd != "retry" {
 		by = byFlag(fs, true)
 	}
 	var (
@@ -103,6 +108,17 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		fmt.Fprintln(stdout, shown(c.URL))
+		g, err := cs.GivenUpNotifications(ctx, *tenant, givenUpShown)
+		if err != nil {
+			return err
+		}
+		printGivenUp(stdout, g)
+	case "retry":
+		k, err := cs.RetryGivenUp(ctx, *tenant, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "queued %d given-up notification(s) of tenant %s again\n", k, *tenant)
 	case "remove":
 		if err := cs.RemoveCallback(asCLI(ctx, *by, cliRoleAdmin), *tenant); err != nil {
 			return err
@@ -110,4 +126,31 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "removed the callback of tenant %s\n", *tenant)
 	}
 	return nil
+}
+
+// givenUpShown is how many of the latest given-up notifications show lists.
+const givenUpShown = 10
+
+// printGivenUp writes the count of given-up notifications and the latest
+// ones: what was announced and why it failed, never a payload or secret.
+// Nothing given up prints nothing, so show's usual answer is the URL alone.
+func printGivenUp(w io.Writer, g ledger.GivenUp) {
+	if g.Count == 0 {
+		return
+	}
+	fmt.Fprintf(w, "given up: %d\n", g.Count)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GAVE UP AT\tOPERATION\tSTATE\tATTEMPTS\tLAST STATUS\tLAST ERROR")
+	for _, n := range g.Latest {
+		var at string
+		if n.GaveUpAt != nil {
+			at = n.GaveUpAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", at, n.OperationID, n.State, n.Attempts, n.LastStatus, n.LastError)
+	}
+	tw.Flush()
+	if g.Count > len(g.Latest) {
+		fmt.Fprintf(w, "(the latest %d shown)\n", len(g.Latest))
+	}
+	fmt.Fprintln(w, "settle callback retry --tenant NAME queues them again once the endpoint is fixed")
 }

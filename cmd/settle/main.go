@@ -26,7 +26,7 @@ commands:
   quarantine  list and resolve quarantined inbound events
   figures     a tenant's figures per target: UNKNOWN per day, time to resolution, escalations, conflicts, duplicates
   audit       compare a target's SUCCEEDED and FAILED_TERMINAL operations with its own records (exit 1 on findings)
-  callback    set, show and remove a tenant's callback endpoint
+  callback    set, show and remove a tenant's callback endpoint; show and retry notifications given up
   tenant      set, unset and show a tenant's request parameters (settle tenant set --tenant T --param account=acct_123); erase a tenant's data
   purge       apply the retention policy once, or --dry-run to see what would go
   session     list the live console sessions, or revoke a person's at once (settle session list|revoke)

@@ -50,6 +50,7 @@ type serveConfig struct {
 	consoleURL                         string
 	digestAt, digestOverdue            time.Duration
 	callbacks                          ledger.CallbackPolicy // where tenants' callbacks may go
+	callbackMaxAttempts                int                   // attempts before a notification is given up
 	log                                logConfig
 	configFile                         string
 	flags                              *flag.FlagSet     // every setting, for settle config check
@@ -112,6 +113,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 		"accept and deliver plain http:// callback URLs; for development only, the signed body then travels in the clear")
 	fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes callbacks may reach although internal (loopback, private, link-local); empty: none",
 		func(v string) (err error) { c.callbacks.Allow, err = ledger.ParseCallbackNets(v); return err })
+	fs.IntVar(&c.callbackMaxAttempts, "callback-max-attempts", reconciler.DefaultCallbackMaxAttempts,
+		"attempts of one callback notification before it is given up (about 23½ hours of retries at the default 150); "+
+			"`settle callback show` lists the given-up ones, `settle callback retry` queues them again")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
 	logFlags(fs, &c.log)
@@ -133,6 +137,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	}
 	if err := c.log.check(stderr); err != nil {
 		return c, err
+	}
+	if c.callbackMaxAttempts < 1 {
+		fmt.Fprintln(stderr, "settle serve: --callback-max-attempts must be at least 1")
+		return c, errUsage
 	}
 	if err := checkHTTPFlags(c.limits, stderr); err != nil {
 		return c, err
@@ -272,7 +280,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !cfg.noNotifier {
 		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
-			TenantLabels: cfg.metricsTenantLabels, Policy: cfg.callbacks})
+			TenantLabels: cfg.metricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.callbackMaxAttempts})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
 			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations")})

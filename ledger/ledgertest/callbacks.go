@@ -19,6 +19,7 @@ func RunCallbacks(t *testing.T, h Harness) {
 	t.Run("Enqueue", func(t *testing.T) { testCallbackEnqueue(t, h) })
 	t.Run("Claim", func(t *testing.T) { testCallbackClaim(t, h) })
 	t.Run("Mark", func(t *testing.T) { testCallbackMark(t, h) })
+	t.Run("GiveUp", func(t *testing.T) { testCallbackGiveUp(t, h) })
 }
 
 var cbSecret = []byte("scs_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG")
@@ -465,5 +466,93 @@ func CallbackAtomicity(t *testing.T, s ledger.Store, refuse func()) {
 	}
 	if evs, _ := s.Events(ctx, op.Tenant, op.ID); len(evs) != 2 {
 		t.Fatalf("events = %+v, want creation and claim only", evs)
+	}
+}
+
+// testCallbackGiveUp: a notification given up is never claimed again, is
+// listed (for its tenant only) until retried, and a retry makes it due with
+// its attempts counted afresh.
+func testCallbackGiveUp(t *testing.T, h Harness) {
+	f := setup(t, h)
+	cs := f.withCallback("acme")
+	f.withCallback("other")
+	n := f.settled("acme")
+	kept := f.settled("acme")
+	f.settled("other")
+	for range 3 {
+		got, err := cs.ClaimNotifications(f.ctx, 10, time.Minute)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("claim = %+v, %v", got, err)
+		}
+		for _, g := range got {
+			if err := cs.MarkFailed(f.ctx, g.ID, 500, "status 500", f.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	at := f.clk.Now()
+	if err := cs.GiveUpNotification(f.ctx, n.ID, 502, "status 502", at); err != nil {
+		t.Fatal(err)
+	}
+	// Giving up twice keeps the first time.
+	f.clk.Advance(time.Second)
+	if err := cs.GiveUpNotification(f.ctx, n.ID, 502, "status 502", f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, cs.GiveUpNotification(f.ctx, n.ID+1000, 0, "x", at), ledger.ENotFound)
+	f.clk.Advance(time.Hour)
+	got, err := cs.ClaimNotifications(f.ctx, 10, time.Minute)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("claim after give-up = %+v, %v", got, err)
+	}
+	for _, g := range got {
+		if g.ID == n.ID {
+			t.Fatalf("given-up notification claimed again: %+v", g)
+		}
+	}
+	g, err := cs.GivenUpNotifications(f.ctx, "acme", 5)
+	if err != nil || g.Count != 1 || len(g.Latest) != 1 {
+		t.Fatalf("given up = %+v, %v", g, err)
+	}
+	l := g.Latest[0]
+	if l.ID != n.ID || l.Attempts != 3 || l.LastStatus != 502 || l.LastError != "status 502" ||
+		l.GaveUpAt == nil || !l.GaveUpAt.Equal(at) || l.DeliveredAt != nil {
+		t.Fatalf("given-up row = %+v", l)
+	}
+	if g, err := cs.GivenUpNotifications(f.ctx, "other", 5); err != nil || g.Count != 0 || len(g.Latest) != 0 {
+		t.Fatalf("other tenant's given up = %+v, %v", g, err)
+	}
+	// A give-up reported late, after another replica delivered, changes
+	// nothing.
+	if err := cs.MarkDelivered(f.ctx, kept.ID, 200, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.GiveUpNotification(f.ctx, kept.ID, 500, "late", f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := cs.GivenUpNotifications(f.ctx, "acme", 5); g.Count != 1 {
+		t.Fatalf("delivered notification counted as given up: %+v", g)
+	}
+
+	if k, err := cs.RetryGivenUp(f.ctx, "other", f.clk.Now()); err != nil || k != 0 {
+		t.Fatalf("retry other = %d, %v", k, err)
+	}
+	f.clk.Advance(time.Hour)
+	k, err := cs.RetryGivenUp(f.ctx, "acme", f.clk.Now())
+	if err != nil || k != 1 {
+		t.Fatalf("retry = %d, %v", k, err)
+	}
+	if g, _ := cs.GivenUpNotifications(f.ctx, "acme", 5); g.Count != 0 {
+		t.Fatalf("given up after retry: %+v", g)
+	}
+	got, err = cs.ClaimNotifications(f.ctx, 10, time.Minute)
+	var again *ledger.Notification
+	for i := range got {
+		if got[i].ID == n.ID {
+			again = &got[i]
+		}
+	}
+	if err != nil || again == nil || again.Attempts != 1 || again.GaveUpAt != nil {
+		t.Fatalf("claim after retry = %+v, %v", got, err)
 	}
 }

@@ -103,10 +103,10 @@ func (s *Store) GetCallback(ctx context.Context, tenant string) (ledger.Callback
 // notificationCols are the callback_outbox columns in scan order; the
 // claim's RETURNING needs them qualified.
 const notificationCols = `callback_id, tenant_id, operation_id::text, state, fence_token, attempts,
-	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error`
+	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, gave_up_at`
 
 const cNotificationCols = `c.callback_id, c.tenant_id, c.operation_id::text, c.state, c.fence_token,
-	c.attempts, c.created_at, c.next_attempt_at, c.delivered_at, coalesce(c.last_status, 0), c.last_error`
+	c.attempts, c.created_at, c.next_attempt_at, c.delivered_at, coalesce(c.last_status, 0), c.last_error, c.gave_up_at`
 
 func scanNotification(row pgx.CollectableRow) (ledger.Notification, error) {
 	var (
@@ -114,11 +114,12 @@ func scanNotification(row pgx.CollectableRow) (ledger.Notification, error) {
 		state string
 	)
 	err := row.Scan(&n.ID, &n.Tenant, &n.OperationID, &state, &n.Fence, &n.Attempts,
-		&n.CreatedAt, &n.NextAttemptAt, &n.DeliveredAt, &n.LastStatus, &n.LastError)
+		&n.CreatedAt, &n.NextAttemptAt, &n.DeliveredAt, &n.LastStatus, &n.LastError, &n.GaveUpAt)
 	n.State = ledger.State(state)
 	utc(&n.CreatedAt)
 	utc(&n.NextAttemptAt)
 	utcp(n.DeliveredAt)
+	utcp(n.GaveUpAt)
 	return n, err
 }
 
@@ -140,12 +141,13 @@ WITH due AS (
 		row_number() OVER (PARTITION BY t.tenant_id ORDER BY o.next_attempt_at, o.callback_id) AS rank
 	FROM tenant_callbacks t CROSS JOIN LATERAL (
 		SELECT callback_id, next_attempt_at FROM callback_outbox
-		WHERE tenant_id = t.tenant_id AND delivered_at IS NULL AND next_attempt_at <= $1
+		WHERE tenant_id = t.tenant_id AND delivered_at IS NULL AND gave_up_at IS NULL
+			AND next_attempt_at <= $1
 		ORDER BY next_attempt_at LIMIT $2) o
 ), picked AS (
 	SELECT callback_id FROM callback_outbox
 	WHERE callback_id IN (SELECT callback_id FROM due ORDER BY rank, next_attempt_at LIMIT $2)
-		AND delivered_at IS NULL AND next_attempt_at <= $1
+		AND delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= $1
 	FOR UPDATE SKIP LOCKED
 )
 UPDATE callback_outbox c SET attempts = c.attempts + 1, next_attempt_at = $3
@@ -213,6 +215,63 @@ SELECT EXISTS (SELECT 1 FROM `+o.table+` WHERE `+o.id+` = $1)`,
 	}
 	if !found {
 		return ledger.Errorf(ledger.ENotFound, "%s not found", o.what)
+	}
+	return nil
+}
+
+// GiveUpNotification implements ledger.CallbackStore. Like markFailed it
+// leaves a delivered row alone.
+func (s *Store) GiveUpNotification(ctx context.Context, id int64, status int, errText string, now time.Time) error {
+	var found bool
+	err := s.pool.QueryRow(ctx, `
+WITH u AS (
+	UPDATE callback_outbox SET gave_up_at = coalesce(gave_up_at, $2), last_status = nullif($3, 0), last_error = $4
+	WHERE callback_id = $1 AND delivered_at IS NULL
+)
+SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = $1)`,
+		id, now.UTC().Truncate(time.Microsecond), status, ledger.TrimCallbackError(errText)).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("give up notification: %w", err)
+	}
+	if !found {
+		return ledger.Errorf(ledger.ENotFound, "notification not found")
+	}
+	return nil
+}
+
+// GivenUpNotifications implements ledger.CallbackStore.
+func (s *Store) GivenUpNotifications(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error) {
+	var g ledger.GivenUp
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM callback_outbox
+		WHERE tenant_id = $1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant).Scan(&g.Count)
+	if err != nil || g.Count == 0 || limit <= 0 {
+		return g, wrap("given-up notifications", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+notificationCols+` FROM callback_outbox
+		WHERE tenant_id = $1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+		ORDER BY gave_up_at DESC, callback_id DESC LIMIT $2`, tenant, limit)
+	if err != nil {
+		return g, fmt.Errorf("given-up notifications: %w", err)
+	}
+	g.Latest, err = pgx.CollectRows(rows, scanNotification)
+	return g, wrap("given-up notifications", err)
+}
+
+// RetryGivenUp implements ledger.CallbackStore.
+func (s *Store) RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE callback_outbox SET gave_up_at = NULL, attempts = 0, next_attempt_at = $2
+		WHERE tenant_id = $1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL`,
+		tenant, now.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return 0, fmt.Errorf("retry given-up notifications: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// wrap prefixes a non-nil error with what failed.
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -13,9 +13,10 @@ import (
 
 var _ ledger.EscalationStore = (*Store)(nil)
 
-// noticeCols reads escalation_outbox as scanNotification expects.
+// noticeCols reads escalation_outbox as scanNotification expects;
+// notices are retried until delivered, so they are never given up.
 const noticeCols = `notice_id, tenant_id, operation_id::text, 'ESCALATED', fence_token,
-	attempts, created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error`
+	attempts, created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, NULL::timestamptz`
 
 // ClaimEscalationNotices implements ledger.EscalationStore. SKIP LOCKED
 // keeps concurrent claimers apart.

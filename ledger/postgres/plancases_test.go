@@ -442,6 +442,31 @@ var planCases = []planCase{
 		}
 		return f.s.MarkFailed(ctx, f.notes[1].ID, 503, "unavailable", f.now.Add(time.Minute))
 	}},
+	{name: "GiveUpNotification", want: []string{"callback_outbox_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		if len(f.notes) < 2 {
+			return errNoFixture
+		}
+		return f.s.GiveUpNotification(ctx, f.notes[1].ID, 503, "unavailable", f.now)
+	}},
+	// The given-up rows of a tenant: the one given up above, so both the
+	// count and the list run.
+	{name: "GivenUpNotifications", want: []string{"callback_outbox_gave_up"}, run: func(ctx context.Context, f *planFixture) error {
+		if len(f.notes) < 2 {
+			return errNoFixture
+		}
+		g, err := f.s.GivenUpNotifications(ctx, f.notes[1].Tenant, 5)
+		if err == nil && len(g.Latest) != 1 {
+			err = fmt.Errorf("given up %+v, want the one", g)
+		}
+		return err
+	}},
+	{name: "RetryGivenUp", want: []string{"callback_outbox_gave_up"}, run: func(ctx context.Context, f *planFixture) error {
+		if len(f.notes) < 2 {
+			return errNoFixture
+		}
+		_, err := f.s.RetryGivenUp(ctx, f.notes[1].Tenant, f.now)
+		return err
+	}},
 	{name: "Notifications", want: []string{"callback_outbox_tenant_id_operation_id_state_key"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.Notifications(ctx, f.settled.Tenant, f.settled.ID)

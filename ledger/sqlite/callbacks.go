@@ -99,7 +99,7 @@ func (s *Store) GetCallback(ctx context.Context, tenant string) (ledger.Callback
 }
 
 const notificationCols = `callback_id, tenant_id, operation_id, state, fence_token, attempts,
-	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error`
+	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, gave_up_at`
 
 func collectNotifications(rows *sql.Rows, err error) ([]ledger.Notification, error) {
 	if err != nil {
@@ -113,13 +113,14 @@ func collectNotifications(rows *sql.Rows, err error) ([]ledger.Notification, err
 			state         string
 			created, next int64
 			delivered     sql.NullInt64
+			gaveUp        sql.NullInt64
 		)
 		err := rows.Scan(&n.ID, &n.Tenant, &n.OperationID, &state, &n.Fence, &n.Attempts,
-			&created, &next, &delivered, &n.LastStatus, &n.LastError)
+			&created, &next, &delivered, &n.LastStatus, &n.LastError, &gaveUp)
 		if err != nil {
 			return nil, err
 		}
-		n.State, n.DeliveredAt = ledger.State(state), fromNull(delivered)
+		n.State, n.DeliveredAt, n.GaveUpAt = ledger.State(state), fromNull(delivered), fromNull(gaveUp)
 		n.CreatedAt, n.NextAttemptAt = fromMicros(created), fromMicros(next)
 		ns = append(ns, n)
 	}
@@ -144,7 +145,7 @@ func (s *Store) ClaimNotifications(ctx context.Context, n int, lease time.Durati
 					SELECT callback_id, next_attempt_at, row_number() OVER (
 						PARTITION BY tenant_id ORDER BY next_attempt_at, callback_id) AS rank
 					FROM callback_outbox
-					WHERE delivered_at IS NULL AND next_attempt_at <= ?2)
+					WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= ?2)
 				ORDER BY rank, next_attempt_at LIMIT ?3)
 			RETURNING `+notificationCols, micros(now.Add(lease)), micros(now), n))
 		return err
@@ -211,6 +212,59 @@ func (s *Store) markFailed(ctx context.Context, o outbox, id int64, status int, 
 		return ledger.Errorf(ledger.ENotFound, "%s not found", o.what)
 	}
 	return nil
+}
+
+// GiveUpNotification implements ledger.CallbackStore. Like markFailed it
+// leaves a delivered row alone.
+func (s *Store) GiveUpNotification(ctx context.Context, id int64, status int, errText string, now time.Time) error {
+	var found bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE callback_outbox SET gave_up_at = coalesce(gave_up_at, ?2),
+			last_status = nullif(?3, 0), last_error = ?4 WHERE callback_id = ?1 AND delivered_at IS NULL`,
+			id, micros(now), status, ledger.TrimCallbackError(errText))
+		if err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = ?)`, id).Scan(&found)
+	})
+	if err != nil {
+		return fmt.Errorf("give up notification: %w", err)
+	}
+	if !found {
+		return ledger.Errorf(ledger.ENotFound, "notification not found")
+	}
+	return nil
+}
+
+// GivenUpNotifications implements ledger.CallbackStore.
+func (s *Store) GivenUpNotifications(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error) {
+	var g ledger.GivenUp
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM callback_outbox
+		WHERE tenant_id = ? AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant).Scan(&g.Count)
+	if err != nil {
+		return g, fmt.Errorf("given-up notifications: %w", err)
+	}
+	if g.Count == 0 || limit <= 0 {
+		return g, nil
+	}
+	g.Latest, err = collectNotifications(s.r.QueryContext(ctx, `SELECT `+notificationCols+` FROM callback_outbox
+		WHERE tenant_id = ? AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+		ORDER BY gave_up_at DESC, callback_id DESC LIMIT ?`, tenant, limit))
+	if err != nil {
+		return g, fmt.Errorf("given-up notifications: %w", err)
+	}
+	return g, nil
+}
+
+// RetryGivenUp implements ledger.CallbackStore.
+func (s *Store) RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE callback_outbox SET gave_up_at = NULL, attempts = 0, next_attempt_at = ?2
+		WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant, micros(now))
+	if err != nil {
+		return 0, fmt.Errorf("retry given-up notifications: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // Notifications implements ledger.CallbackStore.

@@ -11,9 +11,10 @@ import (
 
 var _ ledger.EscalationStore = (*Store)(nil)
 
-// noticeCols reads escalation_outbox as collectNotifications expects.
+// noticeCols reads escalation_outbox as collectNotifications expects;
+// notices are retried until delivered, so they are never given up.
 const noticeCols = `notice_id, tenant_id, operation_id, 'ESCALATED', fence_token, attempts,
-	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error`
+	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, NULL`
 
 // ClaimEscalationNotices implements ledger.EscalationStore. The single
 // writer serialises claimers.
