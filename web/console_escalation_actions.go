@@ -113,10 +113,7 @@ func noSupersede(targetName string) string {
 func (s *server) approveResolution(c echo.Context) error {
 	return s.decide(c, func(ctx context.Context, rs ledger.ResolutionStore, r ledger.Resolution) error {
 		if r.Kind != ledger.KindSupersede {
-			op, err := rs.Approve(ctx, r.Tenant, r.ID)
-			if err == nil {
-				s.countResolution(op)
-			}
+			_, err := rs.Approve(ctx, r.Tenant, r.ID)
 			return err
 		}
 		op, err := s.store.Get(ctx, r.Tenant, r.OperationID)
@@ -127,21 +124,9 @@ func (s *server) approveResolution(c echo.Context) error {
 		if err := s.confirmAbsent(ctx, ct, op); err != nil {
 			return err
 		}
-		superseded, _, err := rs.ApproveSupersede(ctx, r.Tenant, r.ID, ct.Rebind)
-		if err == nil {
-			s.countResolution(superseded)
-		}
+		_, _, err = rs.ApproveSupersede(ctx, r.Tenant, r.ID, ct.Rebind)
 		return err
 	})
-}
-
-// countResolution counts an approved manual resolution: the only way out
-// of ESCALATED. Approvals made with the CLI are not counted: that process
-// exports no metrics.
-func (s *server) countResolution(op ledger.Operation) {
-	if s.counters != nil {
-		s.counters.Transition(op.Tenant, ledger.Escalated, op.State)
-	}
 }
 
 // rejectResolution closes the open proposal named in the form without
