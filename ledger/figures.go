@@ -8,8 +8,9 @@ import (
 )
 
 // Transition is one state change of a tenant's operation, as the manager
-// figures need it.
+// figures and an Observer need it. Tenant is empty in a tenant's figures.
 type Transition struct {
+	Tenant      string
 	OperationID string
 	Target      string
 	From, To    State

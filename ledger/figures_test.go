@@ -11,15 +11,15 @@ func TestComputeFigures(t *testing.T) {
 	day := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return day.Add(d) }
 	ts := []ledger.Transition{
-		{"a", "pay", ledger.InFlight, ledger.Unknown, at(0)},
-		{"a", "pay", ledger.Unknown, ledger.Unknown, at(time.Minute)}, // a reconcile round, not a new entry
-		{"a", "pay", ledger.Unknown, ledger.Succeeded, at(2 * time.Minute)},
-		{"b", "pay", ledger.InFlight, ledger.Unknown, at(time.Hour)},
-		{"b", "pay", ledger.Unknown, ledger.Escalated, at(5 * time.Hour)},
-		{"c", "pay", ledger.InFlight, ledger.Unknown, at(24 * time.Hour)}, // still pending
-		{"d", "pay", ledger.InFlight, ledger.Succeeded, at(time.Minute)},  // never UNKNOWN
-		{"e", "ship", ledger.InFlight, ledger.Unknown, at(0)},
-		{"e", "ship", ledger.Unknown, ledger.FailedTerminal, at(10 * time.Minute)},
+		{"", "a", "pay", ledger.InFlight, ledger.Unknown, at(0)},
+		{"", "a", "pay", ledger.Unknown, ledger.Unknown, at(time.Minute)}, // a reconcile round, not a new entry
+		{"", "a", "pay", ledger.Unknown, ledger.Succeeded, at(2 * time.Minute)},
+		{"", "b", "pay", ledger.InFlight, ledger.Unknown, at(time.Hour)},
+		{"", "b", "pay", ledger.Unknown, ledger.Escalated, at(5 * time.Hour)},
+		{"", "c", "pay", ledger.InFlight, ledger.Unknown, at(24 * time.Hour)}, // still pending
+		{"", "d", "pay", ledger.InFlight, ledger.Succeeded, at(time.Minute)},  // never UNKNOWN
+		{"", "e", "ship", ledger.InFlight, ledger.Unknown, at(0)},
+		{"", "e", "ship", ledger.Unknown, ledger.FailedTerminal, at(10 * time.Minute)},
 	}
 	f := ledger.ComputeFigures("acme", ledger.Since(day), ts)
 	if len(f.Targets) != 2 || f.Targets[0].Target != "pay" || f.Targets[1].Target != "ship" {

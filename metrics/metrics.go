@@ -1,6 +1,7 @@
 // Package metrics exports settle's operator metrics to Prometheus: the
-// counters of what the loops record (transitions, UNKNOWN entries, time
-// to resolution, payload conflicts), counted in-process where it happens,
+// counters of what the ledger commits (transitions, UNKNOWN entries, time
+// to resolution, payload conflicts), counted in-process by the stores'
+// observer (Observer) after each commit,
 // and the database-wide gauges, read by one periodic statement per store
 // (Collector) and never per scrape. Everything is registered on the
 // registry `settle serve` builds; there is no global state.
@@ -49,10 +50,10 @@ func New(reg prometheus.Registerer, o Options) *Metrics {
 	}
 	m := &Metrics{tenants: o.TenantLabels}
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "settle_transitions_total",
-		Help: "State transitions recorded by the executor, sweeper, reconciler and webhook inbox, by from and to state."},
+		Help: "State transitions committed to the ledger (by the executor, sweeper, reconciler, webhook inbox and approved resolutions), by from and to state."},
 		labels("from", "to"))
 	m.unknown = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "settle_unknown_entries_total",
-		Help: "Operations entering UNKNOWN (an ambiguous outcome), by target; target is empty for leases the sweeper expired."},
+		Help: "Operations entering UNKNOWN (an ambiguous outcome, an expired lease, an approved replay), by target."},
 		labels("target"))
 	m.resolution = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "settle_resolution_seconds",
 		Help:    "Time from entering UNKNOWN to SUCCEEDED, FAILED_TERMINAL or ESCALATED, by target and final state.",
@@ -77,11 +78,6 @@ func (m *Metrics) with(tenant string, values ...string) []string {
 // Transition counts one recorded transition.
 func (m *Metrics) Transition(tenant string, from, to ledger.State) {
 	m.transitions.WithLabelValues(m.with(tenant, string(from), string(to))...).Inc()
-}
-
-// transitions counts n recorded transitions at once.
-func (m *Metrics) transitionsN(tenant string, from, to ledger.State, n int) {
-	m.transitions.WithLabelValues(m.with(tenant, string(from), string(to))...).Add(float64(n))
 }
 
 // UnknownEntry counts one operation of target entering UNKNOWN.

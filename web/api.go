@@ -135,9 +135,6 @@ func (s *server) createOperation(c echo.Context) error {
 	ctx = ledger.NewContextWithRequestID(ctx, c.Response().Header().Get(echo.HeaderXRequestID))
 	op, created, err := s.store.Create(ctx, n)
 	if err != nil {
-		if ledger.ErrorCode(err) == ledger.EPayloadConflict && s.counters != nil {
-			s.counters.PayloadConflict(n.Tenant)
-		}
 		return err
 	}
 	status := http.StatusOK

@@ -42,21 +42,9 @@ func (s *server) proposeResolution(c echo.Context) error {
 // approveResolution applies the open proposal named in the form.
 func (s *server) approveResolution(c echo.Context) error {
 	return s.decide(c, func(ctx ctxScope, tenant string, id int64) error {
-		d, err := s.resolve.Approve(ctx.ctx, ctx.scope, tenant, id)
-		if err == nil {
-			s.countResolution(d.Operation)
-		}
+		_, err := s.resolve.Approve(ctx.ctx, ctx.scope, tenant, id)
 		return err
 	})
-}
-
-// countResolution counts an approved manual resolution: the only way out
-// of ESCALATED. Approvals made with the CLI are not counted: that process
-// exports no metrics.
-func (s *server) countResolution(op ledger.Operation) {
-	if s.counters != nil {
-		s.counters.Transition(op.Tenant, ledger.Escalated, op.State)
-	}
 }
 
 // rejectResolution closes the open proposal named in the form without

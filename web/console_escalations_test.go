@@ -27,7 +27,7 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		// so the page says so and a confirmation is taken on the person's
 		// word, for another owner to approve.
 		reg := prometheus.NewRegistry()
-		c := newConsole(t, open(t), web.Config{Contracts: noContracts{}, Metrics: reg, Counters: metrics.New(reg, metrics.Options{})})
+		c := newConsole(t, counted(open(t), reg, metrics.Options{}), web.Config{Contracts: noContracts{}, Metrics: reg})
 		op := c.escalated("acme")
 		olu, bea := c.as("owner"), c.as("owner-b")
 

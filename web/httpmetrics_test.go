@@ -1,12 +1,14 @@
 package web_test
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"settle/ledger"
 	"settle/metrics"
 	"settle/web"
 )
@@ -19,7 +21,7 @@ func TestMetrics_HTTPDurationsAndConflicts(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		reg := prometheus.NewRegistry()
-		e := serve(t, open(t), web.Config{Metrics: reg, Counters: metrics.New(reg, metrics.Options{})})
+		e := serve(t, counted(open(t), reg, metrics.Options{}), web.Config{Metrics: reg})
 		first := e.post(charge)
 		if first.status != http.StatusCreated {
 			t.Fatalf("create: %d %s", first.status, first.body)
@@ -60,13 +62,21 @@ func TestMetrics_ConflictsByTenant(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		reg := prometheus.NewRegistry()
-		e := serve(t, open(t), web.Config{Metrics: reg, Counters: metrics.New(reg, metrics.Options{TenantLabels: true})})
+		e := serve(t, counted(open(t), reg, metrics.Options{TenantLabels: true}), web.Config{Metrics: reg})
 		e.post(charge)
 		wantError(t, e.post(strings.Replace(charge, "5000", "4000", 1)), http.StatusConflict, "payload_conflict")
 		if page := string(e.do(http.MethodGet, "/metrics", "", nil).body); !strings.Contains(page, `settle_payload_conflicts_total{tenant="acme"} 1`+"\n") {
 			t.Errorf("no conflict counted for acme:\n%s", settleLines(page))
 		}
 	})
+}
+
+// counted makes s count what it commits, on metrics registered on reg,
+// as settle serve does.
+func counted(s store, reg prometheus.Registerer, o metrics.Options) store {
+	s.(ledger.Observable).SetObserver(metrics.Observer{Metrics: metrics.New(reg, o), Events: s,
+		Log: slog.New(slog.DiscardHandler)})
+	return s
 }
 
 // settleLines is settle's own series of a /metrics page, for a failure

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"settle/ledger"
-	"settle/metrics"
 	"settle/resolve"
 	"settle/target"
 )
@@ -56,8 +55,6 @@ type Config struct {
 	// MetricsElsewhere leaves /metrics out of this handler: the caller
 	// serves Metrics(reg) on a listener of its own.
 	MetricsElsewhere bool
-	// Counters counts refused payload conflicts; nil: not counted.
-	Counters *metrics.Metrics
 
 	// RateLimit is each API token's sustained requests per second, with
 	// bursts of RateBurst; 0 means DefaultRateLimit (and DefaultRateBurst),
@@ -155,9 +152,8 @@ type server struct {
 	webhookReads   *webhookBudget
 	// webhookBodyTimeout bounds the time a webhook body takes to arrive.
 	webhookBodyTimeout time.Duration
-	shed               *sheddingLog     // refusals a flood drives, rate-limited
-	counters           *metrics.Metrics // nil: not counted
-	rates              *tokenRates      // nil: unlimited
+	shed               *sheddingLog // refusals a flood drives, rate-limited
+	rates              *tokenRates  // nil: unlimited
 	creates            *createSlots
 	signIn             SignIn // nil: no console
 	browser            ledger.Browser
@@ -175,8 +171,7 @@ type server struct {
 // New returns the configured Echo server.
 func New(cfg Config) *echo.Echo {
 	s := &server{
-		counters: cfg.Counters,
-		store:    cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
+		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
 		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
 		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
 		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,

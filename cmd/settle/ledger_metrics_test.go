@@ -9,8 +9,9 @@ import (
 )
 
 // settle serve exports the ledger metrics: one operation sent and
-// confirmed shows as its transitions, an HTTP create by route, and the
-// database gauges at 0 for the configured target; without
+// confirmed shows as its transitions, counted once by the store's
+// observer, an HTTP create by route, a refused payload conflict once, and
+// the database gauges at 0 for the configured target; without
 // --metrics-tenant-labels no series names a tenant, with it they do.
 func TestServe_LedgerMetrics(t *testing.T) {
 	t.Parallel()
@@ -35,18 +36,24 @@ func TestServe_LedgerMetrics(t *testing.T) {
 				t.Fatalf("POST: %d", status)
 			}
 			waitState(t, base, token, op.ID, "SUCCEEDED", 10*time.Second)
-			tenant := ""
+			if status, _ := apiCall(t, http.MethodPost, base+"/api/v1/operations", token,
+				`{"target":"demo","operation_type":"charge","intent_ref":"m-1","payload":{"amount":1300,"currency":"EUR"}}`); status != http.StatusConflict {
+				t.Fatalf("conflicting POST: %d", status)
+			}
+			tenant, conflicts := "", `settle_payload_conflicts_total 1`
 			if labels {
-				tenant = `tenant="acme",`
+				tenant, conflicts = `tenant="acme",`, `settle_payload_conflicts_total{tenant="acme"} 1`
 			}
 			want := []string{
 				`settle_transitions_total{from="PREPARED",` + tenant + `to="IN_FLIGHT"} 1`,
 				`settle_transitions_total{from="IN_FLIGHT",` + tenant + `to="SUCCEEDED"} 1`,
 				`settle_http_request_duration_seconds_count{code="2xx",method="POST",route="/api/v1/operations"} 1`,
+				`settle_http_request_duration_seconds_count{code="4xx",method="POST",route="/api/v1/operations"} 1`,
+				conflicts,
 			}
 			if !labels {
 				want = append(want, `settle_operations{state="PREPARED",target="demo"} 0`,
-					`settle_executor_queue_depth{target="demo"} 0`, `settle_payload_conflicts_total 0`)
+					`settle_executor_queue_depth{target="demo"} 0`)
 			}
 			waitFor(t, 10*time.Second, "the ledger metrics", func() (bool, string) {
 				m := scrape(t, base)

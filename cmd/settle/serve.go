@@ -222,13 +222,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	client := targetClient(credentials, store)
 	counters := metrics.New(reg, metrics.Options{TenantLabels: cfg.metricsTenantLabels})
-	// The loops record through counted, the one place their transitions
-	// are counted; the API reads and writes the store itself.
-	counted := metrics.Store{Store: store, Metrics: counters, Log: component("metrics")}
+	// The store tells the metrics every transition it commits, whoever
+	// made it: the API, the loops, the console.
+	store.SetObserver(metrics.Observer{Metrics: counters, Events: store, Log: component("metrics")})
 	gauges := &metrics.Collector{Store: store, Targets: contracts.Names(), TenantLabels: cfg.metricsTenantLabels,
 		Interval: cfg.metricsInterval, Log: component("metrics")}
 	reg.MustRegister(gauges)
-	webCfg := web.Config{Store: store, Counters: counters, Tokens: store, Targets: contractTargets{contracts}, Client: client,
+	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
 		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
@@ -265,18 +265,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var loops []interface{ Run(context.Context) error }
 	if !cfg.noExecutor {
-		loops = append(loops, &reconciler.Executor{Store: counted, Contracts: contracts, Client: client, Log: component("executor"),
+		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: component("executor"),
 			Workers: cfg.workers})
 	}
 	if !cfg.noSweeper {
-		loops = append(loops, &reconciler.Sweeper{Store: counted, Log: component("sweeper")})
+		loops = append(loops, &reconciler.Sweeper{Store: store, Log: component("sweeper")})
 	}
 	if !cfg.noReconcile {
-		loops = append(loops, &reconciler.Reconciler{Store: counted, Contracts: contracts, Client: client, Log: component("reconciler"),
+		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: component("reconciler"),
 			Lease: cfg.lease})
 	}
 	if !cfg.noInbox {
-		loops = append(loops, &reconciler.Inbox{Store: counted, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
+		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
 	}
 	if !cfg.noNotifier {
 		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,

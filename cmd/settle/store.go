@@ -104,6 +104,9 @@ func withUsage(fs *flag.FlagSet, text string) *flag.FlagSet {
 // store is what both adapters implement.
 type store interface {
 	ledger.Store
+	// settle serve counts what the store commits; other commands leave
+	// the observer nil, and their writes tell nobody.
+	ledger.Observable
 	ledger.InboxStore
 	ledger.AuditStore
 	ledger.CallbackStore

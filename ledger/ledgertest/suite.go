@@ -35,4 +35,5 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, h) })
 	t.Run("Property", func(t *testing.T) { testProperty(t, h) })
 	t.Run("Retention", func(t *testing.T) { RunRetention(t, h) })
+	t.Run("Observer", func(t *testing.T) { testObserver(t, h) })
 }

@@ -100,23 +100,26 @@ SELECT ` + cols + ` FROM ins`
 
 // Create implements ledger.Store.
 func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	return s.create(ctx, s.pool, n)
+	var c ledger.Commit
+	op, created, err := s.create(ctx, createTx{s.pool, &c}, n)
+	c.Tell(ctx, s.observer)
+	return op, created, err
 }
 
 // CreateTx creates the operation inside the caller's transaction (the
 // transactional outbox): it becomes visible, and claimable, only when tx
 // commits, and vanishes if tx rolls back. A payload conflict is recorded in
-// tx too.
+// tx too. The store's observer is not told: the caller owns the commit.
 func (s *Store) CreateTx(ctx context.Context, tx pgx.Tx, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	return s.create(ctx, tx, n)
+	return s.create(ctx, createTx{tx, nil}, n)
 }
 
-func (s *Store) create(ctx context.Context, q querier, n ledger.NewOperation) (ledger.Operation, bool, error) {
+func (s *Store) create(ctx context.Context, t createTx, n ledger.NewOperation) (ledger.Operation, bool, error) {
 	op, err := ledger.Prepare(n, s.clock())
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	c, err := ledger.CreateIn(ctx, createTx{q}, n, op)
+	c, err := ledger.CreateIn(ctx, t, n, op)
 	if err != nil {
 		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
 	}
@@ -126,7 +129,11 @@ func (s *Store) create(ctx context.Context, q querier, n ledger.NewOperation) (l
 // createTx is ledger.CreateTx over the pool or the caller's transaction.
 // Without a transaction each statement commits on its own: the insert is
 // one statement with its event, and a refusal's record stands alone.
-type createTx struct{ q querier }
+// What it writes is added to c (nil: not observed).
+type createTx struct {
+	q querier
+	c *ledger.Commit
+}
 
 func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
 	got, err := scanOperation(t.q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
@@ -134,6 +141,9 @@ func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.
 		op.RetryWindow.Microseconds(), string(ledger.CreationEvidence(ctx))))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Operation{}, false, nil
+	}
+	if err == nil {
+		t.c.Add(got, "")
 	}
 	return got, err == nil, err
 }
@@ -151,6 +161,7 @@ func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation,
 	if err != nil {
 		return fmt.Errorf("record conflict: %w", err)
 	}
+	t.c.Refuse(existing.Tenant)
 	return nil
 }
 

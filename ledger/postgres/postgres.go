@@ -27,11 +27,15 @@ import (
 
 // Store implements ledger.Store on a pgx pool.
 type Store struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool     *pgxpool.Pool
+	now      func() time.Time
+	observer ledger.Observer // nil: nobody is told
 }
 
-var _ ledger.Store = (*Store)(nil)
+var (
+	_ ledger.Store      = (*Store)(nil)
+	_ ledger.Observable = (*Store)(nil)
+)
 
 // ParseConfig parses a postgres:// URL into a pool configuration with
 // settle's session defaults. Its errors never quote the URL.
@@ -152,6 +156,11 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Store {
 	}
 	return &Store{pool: pool, now: now}
 }
+
+// SetObserver makes o the observer of every transition the store commits
+// (ledger.Observer). Set it once, right after New, before the store is
+// used.
+func (s *Store) SetObserver(o ledger.Observer) { s.observer = o }
 
 // Pool returns the store's pool, for callers that want to open their own
 // transactions (see CreateTx).

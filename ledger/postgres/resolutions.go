@@ -34,7 +34,10 @@ func scanResolution(row pgx.Row) (ledger.Resolution, error) {
 
 // resolutionTx is ledger.ResolutionTx over one pgx transaction: the SQL of
 // proposals and decisions, and nothing else (the rules are in ledger).
-type resolutionTx struct{ tx pgx.Tx }
+type resolutionTx struct {
+	tx pgx.Tx
+	c  *ledger.Commit // what it writes, told after the commit
+}
 
 var _ ledger.ResolutionTx = resolutionTx{}
 
@@ -86,6 +89,7 @@ SELECT `+cols+` FROM u`, o.Tenant, o.OperationID, o.Fence, string(o.To), o.Remot
 	if err != nil || len(ops) == 0 {
 		return ledger.Operation{}, false, err
 	}
+	t.c.Add(ops[0], o.From)
 	return ops[0], true, nil
 }
 
@@ -103,23 +107,37 @@ func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
 // InsertIfNew, ByIntent and RecordConflict create a supersede's successor
 // with the same SQL as every creation.
 func (t resolutionTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	return createTx{t.tx}.InsertIfNew(ctx, op)
+	return createTx{t.tx, t.c}.InsertIfNew(ctx, op)
 }
 
 func (t resolutionTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return createTx{t.tx}.ByIntent(ctx, tenant, opType, intentRef)
+	return createTx{t.tx, t.c}.ByIntent(ctx, tenant, opType, intentRef)
 }
 
 func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	return createTx{t.tx}.RecordConflict(ctx, existing, rejected, at)
+	return createTx{t.tx, t.c}.RecordConflict(ctx, existing, rejected, at)
+}
+
+// inResolutionTx runs fn in one transaction and, once it has committed,
+// tells the observer the transitions fn wrote.
+func (s *Store) inResolutionTx(ctx context.Context, fn func(resolutionTx) error) error {
+	var c ledger.Commit
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		c = ledger.Commit{}
+		return fn(resolutionTx{tx, &c})
+	})
+	if err == nil {
+		c.Tell(ctx, s.observer)
+	}
+	return err
 }
 
 // Propose implements ledger.ResolutionStore with ledger.ProposeIn.
 func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
 	var got ledger.Resolution
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inResolutionTx(ctx, func(tx resolutionTx) error {
 		var err error
-		got, err = ledger.ProposeIn(ctx, resolutionTx{tx}, r, s.clock())
+		got, err = ledger.ProposeIn(ctx, tx, r, s.clock())
 		return err
 	})
 	if err != nil {
@@ -134,9 +152,9 @@ func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolu
 // all in one transaction.
 func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Operation, error) {
 	var a ledger.Approval
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inResolutionTx(ctx, func(tx resolutionTx) error {
 		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, nil, s.clock())
+		a, err = ledger.ApproveIn(ctx, tx, tenant, id, nil, s.clock())
 		return err
 	})
 	if err != nil {
@@ -150,9 +168,9 @@ func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Op
 // commit together or not at all.
 func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, rebind ledger.Rebinder) (superseded, successor ledger.Operation, err error) {
 	var a ledger.Approval
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inResolutionTx(ctx, func(tx resolutionTx) error {
 		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, rebind, s.clock())
+		a, err = ledger.ApproveIn(ctx, tx, tenant, id, rebind, s.clock())
 		return err
 	})
 	if err != nil {
@@ -163,8 +181,8 @@ func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, r
 
 // Reject implements ledger.ResolutionStore with ledger.RejectIn.
 func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return ledger.RejectIn(ctx, resolutionTx{tx}, tenant, id, why, s.clock())
+	err := s.inResolutionTx(ctx, func(tx resolutionTx) error {
+		return ledger.RejectIn(ctx, tx, tenant, id, why, s.clock())
 	})
 	if err != nil {
 		return fmt.Errorf("reject: %w", err)

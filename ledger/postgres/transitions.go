@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
 )
@@ -62,6 +63,7 @@ SELECT `+cols+` FROM c`, tenant, id, hash, now.Add(lease), now))
 		}
 		return ledger.Operation{}, ledger.NotClaimable(op, hash)
 	}
+	s.tellClaimed(ctx, ops)
 	return ledger.VerifyClaimed(ctx, ops[0], s.Record)
 }
 
@@ -94,6 +96,7 @@ SELECT `+cols+` FROM c ORDER BY created_at`, n, lease.Microseconds(), now, targe
 	if err != nil {
 		return nil, fmt.Errorf("claim batch: %w", err)
 	}
+	s.tellClaimed(ctx, ops)
 	out := ops[:0]
 	for _, op := range ops {
 		op, err := ledger.VerifyClaimed(ctx, op, s.Record)
@@ -190,23 +193,39 @@ SELECT `+cols+` FROM u`, tenants, ids, fences, froms, tos, refs, nexts, reasons,
 			}
 			return ops, errs, nil
 		}
+		var c ledger.Commit
 		for _, op := range got {
 			i := index[op.Tenant+"/"+op.ID]
 			ops[i], applied[i] = op, true
 		}
+		for i, op := range ops {
+			if applied[i] {
+				c.Add(op, outcomes[i].From)
+			}
+		}
+		c.Tell(ctx, s.observer)
 	}
 	ledger.ExplainUnapplied(ctx, outcomes, errs, applied, s.Get)
 	return ops, errs, nil
 }
 
+// tellClaimed tells the observer of committed claims (PREPARED → IN_FLIGHT).
+func (s *Store) tellClaimed(ctx context.Context, ops []ledger.Operation) {
+	var c ledger.Commit
+	for _, op := range ops {
+		c.Add(op, ledger.Prepared)
+	}
+	c.Tell(ctx, s.observer)
+}
+
 // SweepExpired implements ledger.Store. It works in chunks so that a large
-// backlog never holds many row locks at once.
+// backlog never holds many row locks at once; each chunk commits on its own
+// and is told to the observer with its operations' tenants and targets.
 func (s *Store) SweepExpired(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		now := s.clock()
-		var n int
-		err := s.pool.QueryRow(ctx, `
+		rows, err := s.pool.Query(ctx, `
 WITH picked AS (
 	SELECT tenant_id, operation_id FROM operation_ledger
 	WHERE state = 'IN_FLIGHT' AND lease_expires_at <= $1
@@ -220,10 +239,22 @@ WITH picked AS (
 	RETURNING `+oCols+`, 'IN_FLIGHT'::text AS from_state, 'sweeper'::text AS actor,
 		$3::text AS reason_ev, '{}'::jsonb AS evidence
 ), `+fmt.Sprintf(eventCTE, "u")+`
-SELECT count(*) FROM u`, now, sweepChunk, ledger.ReasonLeaseExpired).Scan(&n)
+SELECT tenant_id, operation_id::text, target, updated_at FROM u`, now, sweepChunk, ledger.ReasonLeaseExpired)
+		var c ledger.Commit
+		if err == nil {
+			// Not the payloads: a chunk is up to sweepChunk operations.
+			c.Transitions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Transition, error) {
+				t := ledger.Transition{From: ledger.InFlight, To: ledger.Unknown}
+				err := r.Scan(&t.Tenant, &t.OperationID, &t.Target, &t.At)
+				t.At = t.At.UTC()
+				return t, err
+			})
+		}
 		if err != nil {
 			return total, fmt.Errorf("sweep: %w", err)
 		}
+		c.Tell(ctx, s.observer)
+		n := len(c.Transitions)
 		total += n
 		if n < sweepChunk {
 			return total, nil

@@ -67,10 +67,18 @@ type event struct {
 }
 
 // appendEvents writes events with multi-row INSERTs of up to 500 rows,
-// which keeps each statement under SQLite's limit on bound parameters.
-func appendEvents(ctx context.Context, tx *sql.Tx, evs []event) error {
+// which keeps each statement under SQLite's limit on bound parameters, and
+// adds them to c, the transaction's observed commit (nil: not observed).
+func appendEvents(ctx context.Context, tx *sql.Tx, c *ledger.Commit, evs []event) error {
+	for _, e := range evs {
+		c.Add(e.op, e.from)
+	}
+	return insertEvents(ctx, tx, evs)
+}
+
+func insertEvents(ctx context.Context, tx *sql.Tx, evs []event) error {
 	for len(evs) > 500 {
-		if err := appendEvents(ctx, tx, evs[:500]); err != nil {
+		if err := insertEvents(ctx, tx, evs[:500]); err != nil {
 			return err
 		}
 		evs = evs[500:]
@@ -112,9 +120,9 @@ func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Opera
 		return ledger.Operation{}, false, err
 	}
 	var c ledger.Creation
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inObservedTx(ctx, func(tx *sql.Tx, observed *ledger.Commit) error {
 		var err error
-		c, err = ledger.CreateIn(ctx, createTx{tx}, n, op)
+		c, err = ledger.CreateIn(ctx, createTx{tx, observed}, n, op)
 		return err
 	})
 	if err != nil {
@@ -123,8 +131,12 @@ func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Opera
 	return c.Result()
 }
 
-// createTx is ledger.CreateTx over one transaction.
-type createTx struct{ tx *sql.Tx }
+// createTx is ledger.CreateTx over one transaction; what it writes is
+// added to c.
+type createTx struct {
+	tx *sql.Tx
+	c  *ledger.Commit
+}
 
 func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
 	got, err := scanOperation(t.tx.QueryRowContext(ctx, `INSERT INTO operation_ledger (tenant_id,
@@ -141,7 +153,7 @@ func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	return got, true, appendEvents(ctx, t.tx, []event{{op: got, actor: "client", reason: "created",
+	return got, true, appendEvents(ctx, t.tx, t.c, []event{{op: got, actor: "client", reason: "created",
 		evidence: ledger.CreationEvidence(ctx)}})
 }
 
@@ -154,6 +166,9 @@ func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation,
 		operation_type, intent_ref, stored_hash, rejected_hash, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
 		rejected, micros(at))
+	if err == nil {
+		t.c.Refuse(existing.Tenant)
+	}
 	return err
 }
 

@@ -35,7 +35,10 @@ func scanResolution(row scanner) (ledger.Resolution, error) {
 // resolutionTx is ledger.ResolutionTx over one IMMEDIATE transaction: the
 // SQL of proposals and decisions, and nothing else (the rules are in
 // ledger). The writer's transaction already excludes other deciders.
-type resolutionTx struct{ tx *sql.Tx }
+type resolutionTx struct {
+	tx *sql.Tx
+	c  *ledger.Commit // what it writes, told after the commit
+}
 
 var _ ledger.ResolutionTx = resolutionTx{}
 
@@ -82,7 +85,7 @@ func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at
 		return ledger.Operation{}, false, err
 	}
 	evs := []event{{op: ops[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence}}
-	if err := appendEvents(ctx, t.tx, evs); err != nil {
+	if err := appendEvents(ctx, t.tx, t.c, evs); err != nil {
 		return ledger.Operation{}, false, err
 	}
 	if err := enqueueCallbacks(ctx, t.tx, evs); err != nil {
@@ -119,9 +122,9 @@ func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operat
 // Propose implements ledger.ResolutionStore with ledger.ProposeIn.
 func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
 	var got ledger.Resolution
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		var err error
-		got, err = ledger.ProposeIn(ctx, resolutionTx{tx}, r, s.clock())
+		got, err = ledger.ProposeIn(ctx, resolutionTx{tx, c}, r, s.clock())
 		return err
 	})
 	if err != nil {
@@ -134,9 +137,9 @@ func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolu
 // IMMEDIATE transaction.
 func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Operation, error) {
 	var a ledger.Approval
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, nil, s.clock())
+		a, err = ledger.ApproveIn(ctx, resolutionTx{tx, c}, tenant, id, nil, s.clock())
 		return err
 	})
 	if err != nil {
@@ -150,9 +153,9 @@ func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Op
 // commit together or not at all.
 func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, rebind ledger.Rebinder) (superseded, successor ledger.Operation, err error) {
 	var a ledger.Approval
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx}, tenant, id, rebind, s.clock())
+		a, err = ledger.ApproveIn(ctx, resolutionTx{tx, c}, tenant, id, rebind, s.clock())
 		return err
 	})
 	if err != nil {
@@ -163,8 +166,8 @@ func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, r
 
 // Reject implements ledger.ResolutionStore with ledger.RejectIn.
 func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		return ledger.RejectIn(ctx, resolutionTx{tx}, tenant, id, why, s.clock())
+	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
+		return ledger.RejectIn(ctx, resolutionTx{tx, c}, tenant, id, why, s.clock())
 	})
 	if err != nil {
 		return fmt.Errorf("reject: %w", err)

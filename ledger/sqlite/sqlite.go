@@ -24,12 +24,21 @@ import (
 
 // Store implements ledger.Store on SQLite.
 type Store struct {
-	w   *sql.DB // the single writer
-	r   *sql.DB // readers
-	now func() time.Time
+	w        *sql.DB // the single writer
+	r        *sql.DB // readers
+	now      func() time.Time
+	observer ledger.Observer // nil: nobody is told
 }
 
-var _ ledger.Store = (*Store)(nil)
+// SetObserver makes o the observer of every transition the store commits
+// (ledger.Observer). Set it once, right after Open or Connect, before the
+// store is used.
+func (s *Store) SetObserver(o ledger.Observer) { s.observer = o }
+
+var (
+	_ ledger.Store      = (*Store)(nil)
+	_ ledger.Observable = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the SQLite file at path, applies the
 // embedded migrations and returns a Store whose clock is now (nil means
@@ -175,6 +184,21 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// inObservedTx is inTx for a write of events: fn adds what it writes to c
+// (appendEvents does), and the observer is told once the transaction has
+// committed, never when it rolled back.
+func (s *Store) inObservedTx(ctx context.Context, fn func(tx *sql.Tx, c *ledger.Commit) error) error {
+	var c ledger.Commit
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		c = ledger.Commit{}
+		return fn(tx, &c)
+	})
+	if err == nil {
+		c.Tell(ctx, s.observer)
+	}
+	return err
 }
 
 type querier interface {

@@ -41,7 +41,7 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 	}
 	now := s.clock()
 	var ops []ledger.Operation
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		var err error
 		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet("?1")+`
 			WHERE tenant_id = ? AND operation_id = ? AND state = 'PREPARED' AND payload_hash = ?
@@ -49,7 +49,7 @@ func (s *Store) Claim(ctx context.Context, tenant, id string, hash []byte, lease
 		if err != nil {
 			return err
 		}
-		return appendEvents(ctx, tx, claimedEvents(ops))
+		return appendEvents(ctx, tx, c, claimedEvents(ops))
 	})
 	if err != nil {
 		return ledger.Operation{}, fmt.Errorf("claim: %w", err)
@@ -80,7 +80,7 @@ func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTa
 	}
 	now := s.clock()
 	var ops []ledger.Operation
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		var err error
 		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET `+claimSet(batchLeaseEnd)+`
 			WHERE (tenant_id, operation_id) IN (
@@ -90,7 +90,7 @@ func (s *Store) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTa
 		if err != nil {
 			return err
 		}
-		return appendEvents(ctx, tx, claimedEvents(ops))
+		return appendEvents(ctx, tx, c, claimedEvents(ops))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim batch: %w", err)
@@ -131,7 +131,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 	errs, evidence := ledger.ValidateOutcomes(outcomes)
 	ops := make([]ledger.Operation, len(outcomes))
 	applied := make([]bool, len(outcomes))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		var evs []event
 		for i, o := range outcomes {
 			if errs[i] != nil {
@@ -153,7 +153,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 				evs = append(evs, event{op: got[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence[i]})
 			}
 		}
-		if err := appendEvents(ctx, tx, evs); err != nil {
+		if err := appendEvents(ctx, tx, c, evs); err != nil {
 			return err
 		}
 		// Client callbacks: notifications of the states tenants are told
@@ -182,7 +182,7 @@ func (s *Store) record(ctx context.Context, outcomes []ledger.Outcome) ([]ledger
 func (s *Store) SweepExpired(ctx context.Context) (int, error) {
 	now := s.clock()
 	var n int
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
 		ops, err := collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET state = 'UNKNOWN',
 			lease_expires_at = NULL, next_reconcile_at = ?1, reason = ?2, updated_at = ?1
 			WHERE state = 'IN_FLIGHT' AND lease_expires_at <= ?1
@@ -195,7 +195,7 @@ func (s *Store) SweepExpired(ctx context.Context) (int, error) {
 		for i, op := range ops {
 			evs[i] = event{op: op, from: ledger.InFlight, actor: ledger.ActorSweeper, reason: ledger.ReasonLeaseExpired}
 		}
-		return appendEvents(ctx, tx, evs)
+		return appendEvents(ctx, tx, c, evs)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sweep: %w", err)
