@@ -90,10 +90,16 @@ type OperationsPage struct {
 type Ref struct {
 	ID    string // for data-testid
 	Label string
-	Value string
-	// Escaped marks a Value shown escaped (ledger.ShowText): the original
-	// held control, format or invalid characters, such as an ESC, a
-	// newline or a right-to-left override from a provider.
+	Shown
+}
+
+// Shown is text a tenant, a provider or an older row supplied (an id, a
+// reference, a status), as ledger.ShowText shows it in the console and the
+// CLI alike: Escaped marks a Text shown escaped, because the original held
+// control, format or invalid characters, such as an ESC, a newline, a NUL
+// or a right-to-left override.
+type Shown struct {
+	Text    string
 	Escaped bool
 }
 

@@ -11,15 +11,15 @@ type ReviewFilter struct {
 
 // QuarantineRow is one quarantined inbound event.
 type QuarantineRow struct {
-	ID        string // the item's number
-	Target    string
-	Reason    string // why it was quarantined, in words
-	EventID   string
-	Reference string // the settle reference the event claims, "—" if none
-	Claimed   string // the tenant the event claims, or "none"
-	Tenant    string // the tenant whose people review it, or "unattributed"
-	RemoteID  string // the target's object id in the event, "—" if none
-	At        Time
+	ID     string // the item's number
+	Target string
+	Reason string // why it was quarantined, in words
+	// What the event claims, as its sender wrote it: its id, the settle
+	// reference ("—" if none), the tenant ("none") and the target's
+	// object id ("—").
+	EventID, Reference, Claimed, RemoteID Shown
+	Tenant                                string // the tenant whose people review it, or "unattributed"
+	At                                    Time
 	// Operation links the operation the item concerns; empty when none.
 	Operation     string
 	OperationHref string // "" when the viewer may not open it
@@ -53,9 +53,9 @@ type FindingRow struct {
 	Meaning       string // what it means and what to do
 	Tenant        string
 	Target        string
-	Operation     string // the operation's id
-	OperationHref string // "" when the viewer may not open it
-	RemoteIDs     []string
+	Operation     string  // the operation's id
+	OperationHref string  // "" when the viewer may not open it
+	RemoteIDs     []Shown // the target's object ids, as it wrote them
 	Found         Time
 	Open          bool
 	Acknowledged  string // "Acknowledged by … · note", "" while open

@@ -102,7 +102,7 @@ func TestOperation(t *testing.T) {
 	t.Parallel()
 	v := OperationPage{Layout: layout, ID: "op1", State: "UNKNOWN", Status: "Confirmation pending",
 		Meaning: "Confirmation pending — do not tell the customer it failed or succeeded.", Tone: "warn", Back: "/operations",
-		Refs:        []Ref{{ID: "operation-id", Label: "Operation id", Value: "op1"}},
+		Refs:        []Ref{{ID: "operation-id", Label: "Operation id", Shown: Shown{Text: "op1"}}},
 		Facts:       []Fact{{ID: "owner", Label: "Owning team", Value: "Payments team"}},
 		Events:      []Event{{Kind: "lookup", Title: "settle looked it up at payments", By: "settle's reconciler", Lines: []string{"The lookup found no object."}}},
 		PayloadNote: "Shown only to owners.",

@@ -75,7 +75,7 @@ func findingRow(p *auth.Principal, f ledger.Finding, owner string, now time.Time
 		Operation: f.OperationID, Found: timeView(&f.FoundAt, now, ""), Open: f.Open(),
 	}
 	for _, id := range f.RemoteIDs {
-		r.RemoteIDs = append(r.RemoteIDs, ledger.PlainText(id, 200))
+		r.RemoteIDs = append(r.RemoteIDs, shownValue(id))
 	}
 	r.Title, r.Meaning = findingText(f, owner)
 	if p.Can(auth.ViewOperations, f.Tenant, "") {

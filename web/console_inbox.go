@@ -158,12 +158,9 @@ func (s *server) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views
 	id := strconv.FormatInt(q.ID, 10)
 	r := views.QuarantineRow{
 		ID: id, Target: q.Target, Reason: ledger.PlainText(q.Reason, 300),
-		EventID: orDash(ledger.PlainText(q.EventID, 200)), Reference: orDash(ledger.PlainText(q.Reference, 200)),
-		Claimed: q.Tenant, Tenant: q.ScopeTenant(), RemoteID: orDash(ledger.PlainText(q.RemoteID, 200)),
+		EventID: shownOr(q.EventID, "—"), Reference: shownOr(q.Reference, "—"),
+		Claimed: shownOr(q.Tenant, "none"), Tenant: shownText(q.ScopeTenant()), RemoteID: shownOr(q.RemoteID, "—"),
 		At: timeView(&q.At, now, ""), Operation: q.OperationID, Open: q.ResolvedAt == nil,
-	}
-	if r.Claimed == "" {
-		r.Claimed = "none"
 	}
 	segment := r.Tenant
 	if r.Tenant == "" {
@@ -187,13 +184,6 @@ func (s *server) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views
 		r.Resolution = ledger.PlainText(q.Resolution, 500)
 	}
 	return r
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 func orName(name, subject string) string {

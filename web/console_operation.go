@@ -76,7 +76,7 @@ func (s *server) operationView(op ledger.Operation, events []ledger.Event, showP
 		ID: op.ID, State: string(op.State), Status: op.State.Plain(owner), Meaning: meaning, Tone: tone,
 		Back: "/operations",
 		Refs: []views.Ref{
-			{ID: "operation-id", Label: "Operation id", Value: op.ID},
+			{ID: "operation-id", Label: "Operation id", Shown: views.Shown{Text: op.ID}},
 			shownRef("intent-ref", "Intent reference", op.IntentRef),
 			shownRef("remote-key", "Remote key (sent as the idempotency key)", op.RemoteKey),
 		},
@@ -173,6 +173,5 @@ func (s *server) staticFile(c echo.Context) error {
 // shownRef is a reference as the CLI shows it too (ledger.ShowText),
 // marked when it had to be escaped.
 func shownRef(id, label, value string) views.Ref {
-	text, escaped := ledger.ShowText(value)
-	return views.Ref{ID: id, Label: label, Value: text, Escaped: escaped}
+	return views.Ref{ID: id, Label: label, Shown: shownValue(value)}
 }

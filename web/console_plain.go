@@ -516,8 +516,22 @@ func countText(n int, capped bool) string {
 }
 
 // shownText is text a provider or tenant supplied, as ledger.ShowText
-// shows it.
+// shows it, inside a sentence.
 func shownText(s string) string {
-	text, _ := ledger.ShowText(s)
-	return text
+	return shownValue(s).Text
+}
+
+// shownValue is text a provider or tenant supplied, as ledger.ShowText
+// shows it (the CLI's rule too), marked when it had to be escaped.
+func shownValue(s string) views.Shown {
+	text, escaped := ledger.ShowText(s)
+	return views.Shown{Text: text, Escaped: escaped}
+}
+
+// shownOr is shownValue(s), or none, unmarked, for an empty s.
+func shownOr(s, none string) views.Shown {
+	if s == "" {
+		return views.Shown{Text: none}
+	}
+	return shownValue(s)
 }

@@ -15,7 +15,7 @@ func TestShownRef_EscapesAndMarksProviderIDs(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"ch_\x1b[31mred", "ch_1\nFAKE: refunded", "ch_\u202egnp.exe"} {
 		r := shownRef("remote-ref", "Target's reference", raw)
-		if !r.Escaped || strings.ContainsAny(r.Value, "\x1b\n\u202e") {
+		if !r.Escaped || strings.ContainsAny(r.Text, "\x1b\n\u202e") {
 			t.Fatalf("%q shown as %+v", raw, r)
 		}
 		var b bytes.Buffer
@@ -24,7 +24,7 @@ func TestShownRef_EscapesAndMarksProviderIDs(t *testing.T) {
 		}
 		page := b.String()
 		if !strings.Contains(page, `data-testid="ref-remote-ref-escaped"`) || strings.ContainsAny(page, "\x1b\u202e") ||
-			!strings.Contains(page, `data-testid="ref-remote-ref">`+strings.ReplaceAll(r.Value, `"`, "&#34;")+`<`) {
+			!strings.Contains(page, `data-testid="ref-remote-ref">`+strings.ReplaceAll(r.Text, `"`, "&#34;")+`<`) {
 			t.Fatalf("%q rendered:\n%s", raw, page)
 		}
 	}
@@ -33,7 +33,7 @@ func TestShownRef_EscapesAndMarksProviderIDs(t *testing.T) {
 	if err := views.Operation(views.OperationPage{ID: "op1", Refs: []views.Ref{r}}).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
-	if r.Escaped || r.Value != "ch_3Nc9" || strings.Contains(b.String(), "ref-remote-ref-escaped") {
+	if r.Escaped || r.Text != "ch_3Nc9" || strings.Contains(b.String(), "ref-remote-ref-escaped") {
 		t.Fatalf("a plain id: %+v", r)
 	}
 }
