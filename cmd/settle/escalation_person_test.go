@@ -114,7 +114,7 @@ func TestEscalation_CLIActsAsKnownPerson(t *testing.T) {
 
 	// A proposal from the CLI as "alice " cannot be approved as "alice".
 	op = escalatedOp(t, st, "by-cli")
-	out, err := cli("propose", op.ID, "--to", "FAILED_TERMINAL", "--reason", "not at the provider", "--as", "oidc:alice ")
+	out, err := cli("propose", op.ID, "--kind", "not-applied", "--reason", "not at the provider", "--as", "oidc:alice ")
 	if err != nil {
 		t.Fatalf("propose: %v\n%s", err, out)
 	}

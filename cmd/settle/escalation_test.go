@@ -37,11 +37,11 @@ func TestEscalation_TwoPersonResolution(t *testing.T) {
 		t.Fatalf("list:\n%s", out)
 	}
 	// An object id no store or screen can take is refused, naming the field.
-	if out, err := cli("propose", op.ID, "--to", "SUCCEEDED", "--remote-ref", "ch_"+strings.Repeat("x", 3000),
+	if out, err := cli("propose", op.ID, "--kind", "confirm", "--remote-ref", "ch_"+strings.Repeat("x", 3000),
 		"--reason", "seen in the provider dashboard", "--as", "demo:alice"); err == nil || !strings.Contains(out, "remote_ref is 3003 bytes") {
 		t.Fatalf("a 3,000-character object id: %v\n%.300s", err, out)
 	}
-	out, err := cli("propose", op.ID, "--to", "SUCCEEDED", "--remote-ref", "ch_found", "--reason", "seen in the provider dashboard", "--as", "demo:alice")
+	out, err := cli("propose", op.ID, "--kind", "confirm", "--remote-ref", "ch_found", "--reason", "seen in the provider dashboard", "--as", "demo:alice")
 	if err != nil {
 		t.Fatalf("propose: %v\n%s", err, out)
 	}
