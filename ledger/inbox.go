@@ -65,6 +65,27 @@ type QuarantineFilter struct {
 	// Unattributed includes items no tenant can be given (scope ""): only
 	// people trusted with every tenant's events should see them.
 	Unattributed bool
+	// About, when set, selects only the items that name one operation: by
+	// its id (a linked or attributed event), the reference settle sent
+	// (the event's claimed reference) or the target's object id.
+	About *QuarantineAbout
+}
+
+// QuarantineAbout names one operation the way inbound events may: empty
+// fields match nothing.
+type QuarantineAbout struct {
+	OperationID string
+	Reference   string // the operation's remote key
+	RemoteID    string // the target's object id
+}
+
+// AboutArgs gives a store About's values: any is true (and the values
+// "") when About is nil; an empty value matches nothing.
+func (f QuarantineFilter) AboutArgs() (any bool, operationID, reference, remoteID string) {
+	if f.About == nil {
+		return true, "", "", ""
+	}
+	return false, f.About.OperationID, f.About.Reference, f.About.RemoteID
 }
 
 // MaxQuarantineList bounds one ListQuarantine answer.

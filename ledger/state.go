@@ -1,5 +1,7 @@
 package ledger
 
+import "time"
+
 // State is where an operation stands in its lifecycle. The names match the
 // design paper and are stored verbatim in the database.
 type State string
@@ -82,4 +84,18 @@ func (s State) Plain(owner string) string {
 		return "Under review by " + owner
 	}
 	return "Unknown state"
+}
+
+// AwaitsPerson reports whether op waits for a person's decision at now:
+// ESCALATED, or UNKNOWN past its deadline (the reconciler escalates it on
+// its next round). The escalation queue, its digest and its gauges count
+// exactly these.
+func AwaitsPerson(op Operation, now time.Time) bool {
+	switch op.State {
+	case Escalated:
+		return true
+	case Unknown:
+		return op.Deadline != nil && !now.Before(*op.Deadline)
+	}
+	return false
 }

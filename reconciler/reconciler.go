@@ -215,7 +215,7 @@ func (r *Reconciler) lookup(ctx context.Context, c *target.Contract, op ledger.O
 	ev["results"] = len(results)
 	switch len(results) {
 	case 0:
-		meaningful, conds := c.AbsenceMeaningful(absenceTimes(c, op, now))
+		meaningful, conds := c.AbsenceMeaningful(AbsenceTimes(c, op, now))
 		ev["absence"] = conds
 		if meaningful {
 			return verdict{to: ledger.FailedTerminal, evidence: ev,
@@ -263,9 +263,9 @@ func (r *Reconciler) delay(op ledger.Operation, now time.Time, soon bool) time.D
 	return jitter(d)
 }
 
-// absenceTimes are the moments the absence rules weigh for op, looked up
+// AbsenceTimes are the moments the absence rules weigh for op, looked up
 // at now.
-func absenceTimes(c *target.Contract, op ledger.Operation, now time.Time) target.OperationTimes {
+func AbsenceTimes(c *target.Contract, op ledger.Operation, now time.Time) target.OperationTimes {
 	times := target.OperationTimes{LookupAt: now, RetryWindowEnd: op.RetryWindowEnd}
 	if op.LastSentAt != nil {
 		// The request may have reached the target as late as the client's

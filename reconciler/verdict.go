@@ -292,3 +292,12 @@ func errorObjectVerdict(c *target.Contract, op ledger.Operation, obj []byte, v v
 	v.reason += "; the object it created is kept as the remote reference"
 	return v
 }
+
+// ObjectVerdict is the reconciler's judgement of one remote object
+// (objectVerdict) for a person's claim about it (package resolve): the
+// state it would record, why, and the evidence (field names only, never
+// values).
+func ObjectVerdict(c *target.Contract, op ledger.Operation, body []byte) (ledger.State, string, map[string]any) {
+	v := objectVerdict(c, op, body, map[string]any{})
+	return v.to, v.reason, v.evidence
+}

@@ -24,6 +24,7 @@ type EscalationsPage struct {
 	Empty                          string
 	Note                           string // e.g. that a listing was cut short
 	Problem                        string
+	First, Next                    string // the pager's links; "" for none
 }
 
 // Answer is one of the four runbook questions and what the evidence says.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"settle/auth"
 	"settle/ledger"
+	"settle/resolve"
 	"settle/views"
 )
 
@@ -35,11 +35,24 @@ type escQuery struct {
 	Target, Tenant string
 	Show           string // "" both, "escalated", "overdue" (UNKNOWN past its deadline)
 	Sort           string // "" oldest first, "deadline", "newest"
+	Cursor         string
 }
 
-// queueLimit bounds each listing the queue reads: the queue is the work
-// of a few people, not an archive.
-const queueLimit = ledger.MaxListLimit
+func (q escQuery) href(cursor string) string {
+	v := url.Values{}
+	for k, x := range map[string]string{"target": q.Target, "tenant": q.Tenant, "show": q.Show, "sort": q.Sort, "cursor": cursor} {
+		if x != "" {
+			v.Set(k, x)
+		}
+	}
+	if len(v) == 0 {
+		return "/escalations"
+	}
+	return "/escalations?" + v.Encode()
+}
+
+// queuePage is how many operations one page of the queue shows.
+const queuePage = 100
 
 func escalationHref(tenant, id string) string {
 	return "/escalations/" + url.PathEscape(tenant) + "/" + url.PathEscape(id)
@@ -49,7 +62,8 @@ func (s *server) escalationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	qv := c.QueryParams()
-	q := escQuery{Target: qv.Get("target"), Tenant: qv.Get("tenant"), Show: qv.Get("show"), Sort: qv.Get("sort")}
+	q := escQuery{Target: qv.Get("target"), Tenant: qv.Get("tenant"), Show: qv.Get("show"), Sort: qv.Get("sort"),
+		Cursor: qv.Get("cursor")}
 	v, err := s.escalationsView(ctx, p, q, s.now())
 	if err != nil {
 		return err
@@ -59,9 +73,7 @@ func (s *server) escalationsPage(c echo.Context) error {
 	return s.render(c, http.StatusOK, views.Escalations(v))
 }
 
-// escalationsView lists what waits for p's decision: ESCALATED operations,
-// and UNKNOWN ones past their deadline (the reconciler escalates them on
-// its next round), of the targets p owns.
+// escalationsView shows p's page of the escalation queue (resolve.Queue).
 func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQuery, now time.Time) (views.EscalationsPage, error) {
 	all, tenants := p.Tenants(auth.Resolve)
 	v := views.EscalationsPage{
@@ -72,76 +84,42 @@ func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQu
 			{"newest", "Newest first"}}),
 		Empty: "Nothing waits for you: no operation of your targets is escalated or overdue.",
 	}
-	f := ledger.ListFilter{Tenants: tenants, AllTenants: all, Target: q.Target, Limit: queueLimit}
-	if q.Tenant != "" {
-		if !all && !slices.Contains(tenants, q.Tenant) {
-			v.Problem = "You do not own targets of tenant “" + ledger.PlainText(q.Tenant, 63) + "”."
-			return v, nil
-		}
-		f.Tenant, f.Tenants, f.AllTenants = q.Tenant, nil, false
-	}
-	var ops []ledger.Operation
-	for _, st := range []ledger.State{ledger.Escalated, ledger.Unknown} {
-		if (st == ledger.Escalated && q.Show == "overdue") || (st == ledger.Unknown && q.Show == "escalated") {
-			continue
-		}
-		f.State = st
-		page, err := s.store.List(ctx, f)
-		if ledger.ErrorCode(err) == ledger.EInvalid {
-			v.Problem = ledger.ErrorMessage(err)
-			return v, nil
-		}
-		if err != nil {
-			return v, err
-		}
-		if page.Next != "" {
-			v.Note = "Showing the newest " + countText(queueLimit, false) + " of each kind; narrow by target or tenant to see the rest."
-		}
-		for _, op := range page.Operations {
-			overdue := op.Deadline != nil && !now.Before(*op.Deadline)
-			if (op.State == ledger.Escalated || overdue) && p.Can(auth.Resolve, op.Tenant, op.Target) {
-				ops = append(ops, op)
-			}
-		}
-	}
-	sortQueue(ops, q.Sort)
-	open, err := s.openProposals(ctx, p)
-	if err != nil {
+	queue, err := s.resolve.Queue(ctx, resolverScope{p}, resolve.QueueFilter{Tenant: q.Tenant, Target: q.Target,
+		Show: resolve.Show(q.Show), Order: resolve.Order(q.Sort), Cursor: q.Cursor, Limit: queuePage})
+	switch ledger.ErrorCode(err) {
+	case "":
+	case ledger.ENotFound:
+		v.Problem = "You do not own targets of tenant “" + ledger.PlainText(q.Tenant, 63) + "”."
+		return v, nil
+	case ledger.EInvalid:
+		v.Problem = ledger.ErrorMessage(err)
+		return v, nil
+	default:
 		return v, err
 	}
-	for _, op := range ops {
+	if queue.Partial {
+		v.Note = "The queue is longer than settle reads at once: it shows the newest " + countText(resolve.QueueScan, false) +
+			" of each kind; narrow by target or tenant to see the rest."
+	}
+	if q.Cursor != "" {
+		v.First = q.href("")
+	}
+	if queue.Next != "" {
+		v.Next = q.href(queue.Next)
+	}
+	for _, it := range queue.Items {
+		op := it.Operation
 		row := views.EscalationRow{ID: op.ID, Href: escalationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300), State: string(op.State),
 			Status: op.State.Plain(s.owner(op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
 			Since: timeView(&op.CreatedAt, now, ""), Deadline: timeView(op.Deadline, now, "none"),
 			Reason: queueReason(op)}
-		if r, ok := open[op.Tenant+"/"+op.ID]; ok {
-			row.Proposal = "Awaiting approval: " + kindLabel(r.Kind)
+		if it.Open != nil {
+			row.Proposal = "Awaiting approval: " + kindLabel(it.Open.Kind)
 		}
 		v.Rows = append(v.Rows, row)
 	}
 	return v, nil
-}
-
-// sortQueue orders the queue: oldest first unless asked otherwise.
-func sortQueue(ops []ledger.Operation, by string) {
-	slices.SortStableFunc(ops, func(a, b ledger.Operation) int {
-		switch by {
-		case "newest":
-			return b.CreatedAt.Compare(a.CreatedAt)
-		case "deadline":
-			return cmp.Compare(deadlineKey(a), deadlineKey(b))
-		}
-		return a.CreatedAt.Compare(b.CreatedAt)
-	})
-}
-
-// deadlineKey sorts operations without a deadline last.
-func deadlineKey(op ledger.Operation) int64 {
-	if op.Deadline == nil {
-		return 1<<63 - 1
-	}
-	return op.Deadline.UnixMicro()
 }
 
 // queueReason is why an operation waits, in words.
@@ -164,62 +142,22 @@ func options(cur string, choices [][2]string) []views.Option {
 	return out
 }
 
-// resolutions is the store's ResolutionStore; both stores implement it.
-func (s *server) resolutions() (ledger.ResolutionStore, error) {
-	rs, ok := s.store.(ledger.ResolutionStore)
-	if !ok {
-		return nil, ledger.Errorf(ledger.EInternal, "the store keeps no manual resolutions")
-	}
-	return rs, nil
-}
-
-// openProposals returns the open proposals on the tenants p resolves in,
-// by "tenant/operation".
-func (s *server) openProposals(ctx context.Context, p *auth.Principal) (map[string]ledger.Resolution, error) {
-	rs, err := s.resolutions()
-	if err != nil {
-		return nil, err
-	}
-	all, tenants := p.Tenants(auth.Resolve)
-	list, err := rs.OpenResolutions(ctx, tenants, all)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]ledger.Resolution, len(list))
-	for _, r := range list {
-		out[r.Tenant+"/"+r.OperationID] = r
-	}
-	return out, nil
-}
-
 // proposalsPage lists the open proposals on p's targets: others' awaiting
 // p's decision, and p's own awaiting someone else's.
 func (s *server) proposalsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	rs, err := s.resolutions()
-	if err != nil {
-		return err
-	}
-	all, tenants := p.Tenants(auth.Resolve)
-	list, err := rs.OpenResolutions(ctx, tenants, all)
+	list, cut, err := s.resolve.OpenProposals(ctx, resolverScope{p})
 	if err != nil {
 		return err
 	}
 	now := s.now()
 	v := views.ProposalsPage{}
-	if len(list) == 500 {
+	if cut {
 		v.Note = "Showing the oldest 500 open proposals."
 	}
-	for _, r := range list {
-		op, err := s.store.Summary(ctx, r.Tenant, r.OperationID)
-		if err != nil {
-			return err
-		}
-		if !p.Can(auth.Resolve, op.Tenant, op.Target) {
-			continue
-		}
-		pv := proposalView(r, op, p, now)
+	for _, o := range list {
+		pv := proposalView(o.Proposal, o.Operation, p, now)
 		if pv.Mine {
 			v.Mine = append(v.Mine, pv)
 		} else {

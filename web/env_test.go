@@ -26,6 +26,7 @@ type store interface {
 	ledger.ActionStore
 	ledger.FigureSource
 	ledger.TenantLister
+	ledger.InboxStore
 }
 
 // adminCtx carries the operator who issues and revokes the tests' tokens.

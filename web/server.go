@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"settle/ledger"
+	"settle/resolve"
 	"settle/target"
 )
 
@@ -90,6 +91,9 @@ type Config struct {
 	// and tenant parameters. nil: a client with neither, so a target that
 	// needs them is not asked and the check says why.
 	Client *target.Client
+	// Resolve is the owners' actions on the escalation queue; nil: built
+	// from Store, Contracts, Client and Now.
+	Resolve *resolve.Service
 
 	// Callbacks, Actions and Params serve the console's admin pages; nil
 	// means the Store's (or Tokens') own, when it implements them.
@@ -141,6 +145,7 @@ type server struct {
 	now            func() time.Time
 	contracts      Contracts
 	client         *target.Client
+	resolve        *resolve.Service
 	webhookSecrets map[string][]byte
 	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
@@ -200,6 +205,17 @@ func New(cfg Config) *echo.Echo {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.resolve = cfg.Resolve
+	if rs, ok := cfg.Store.(resolve.Store); ok && s.resolve == nil {
+		var contracts resolve.Contracts
+		if cfg.Contracts != nil {
+			contracts = cfg.Contracts
+		}
+		s.resolve = resolve.New(rs, contracts, s.client, s.now)
+	}
+	if s.signIn != nil && s.resolve == nil {
+		panic("web: the console needs the resolve service (Config.Resolve, or a Store that implements resolve.Store)")
 	}
 	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
 	s.shed = newSheddingLog(s.log)

@@ -130,14 +130,17 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 	if err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)
 	}
+	anyItem, aboutOp, aboutRef, aboutRemote := f.AboutArgs()
 	rows, err := s.r.QueryContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
 		resolved_at, resolved_by, resolved_by_name, resolution
 		FROM quarantine WHERE (NOT ?1 OR resolved_at IS NULL)
 			AND (scope_tenant <> '' AND (?2 OR scope_tenant IN (SELECT value FROM json_each(?3)))
 				OR (?4 AND scope_tenant = ''))
+			AND (?6 OR (operation_id <> '' AND operation_id = ?7) OR (claimed_reference <> '' AND claimed_reference = ?8)
+				OR (remote_id <> '' AND remote_id = ?9))
 		ORDER BY quarantine_id DESC LIMIT ?5`, f.Open, f.AllTenants, string(list), f.Unattributed,
-		ledger.MaxQuarantineList)
+		ledger.MaxQuarantineList, anyItem, aboutOp, aboutRef, aboutRemote)
 	if err != nil {
 		return nil, fmt.Errorf("list quarantine: %w", err)
 	}

@@ -1,4 +1,4 @@
-package reconciler
+package resolve
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/reconciler"
 	"settle/target"
 )
 
-// ConfirmObject checks, by one lookup, a person's claim that the target
+// confirmObject checks, by one lookup, a person's claim that the target
 // holds remoteRef as op's object: the lookup must find an object with that
 // id carrying settle's reference, and the reconciler's own object check
 // (match fields, the object's own status) must call it SUCCEEDED; an
@@ -18,7 +19,7 @@ import (
 // Payload. checked is false, and nothing asked, when the contract has no
 // lookup; an EInvalid error says in words why the target contradicts the
 // claim (field names only, never values), or that it did not answer.
-func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation,
+func confirmObject(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation,
 	remoteRef string) (checked bool, err error) {
 	if c.Lookup == nil {
 		return false, nil
@@ -40,12 +41,11 @@ func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contrac
 		if id, err := c.RemoteID(res); err != nil || id != remoteRef {
 			continue
 		}
-		v := objectVerdict(c, op, res, map[string]any{})
-		if v.to == ledger.Succeeded {
+		to, why, evidence := reconciler.ObjectVerdict(c, op, res)
+		if to == ledger.Succeeded {
 			return true, nil
 		}
-		why := v.reason
-		if bad, ok := v.evidence["mismatched_fields"].([]string); ok {
+		if bad, ok := evidence["mismatched_fields"].([]string); ok {
 			why += " (fields: " + strings.Join(bad, ", ") + ")"
 		}
 		return true, ledger.Errorf(ledger.EInvalid, "the target's object %s does not confirm it: %s", remoteRef, why)
@@ -54,7 +54,7 @@ func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contrac
 		"the target holds no object %s carrying settle's reference (the lookup found %d)", remoteRef, len(results)))
 }
 
-// ConfirmAbsent checks, by one lookup at now, a person's claim that the
+// confirmAbsent checks, by one lookup at now, a person's claim that the
 // target holds no object carrying op's reference (a supersede's
 // precondition): the lookup must answer 200 with no result, read as the
 // reconciler reads it, AND the paper's three absence conditions must hold
@@ -64,7 +64,7 @@ func ConfirmObject(ctx context.Context, client *target.Client, c *target.Contrac
 // still commit beside its successor. checked is false, and nothing asked,
 // when the contract has no lookup; an EInvalid error says in words why
 // absence is not confirmed.
-func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation, now time.Time) (checked bool, err error) {
+func confirmAbsent(ctx context.Context, client *target.Client, c *target.Contract, op ledger.Operation, now time.Time) (checked bool, err error) {
 	if c.Lookup == nil {
 		return false, nil
 	}
@@ -85,7 +85,7 @@ func ConfirmAbsent(ctx context.Context, client *target.Client, c *target.Contrac
 		return true, ledger.Errorf(ledger.EInvalid,
 			"the target holds %d object(s) carrying this operation's reference: it was applied, so it cannot be superseded", len(results))
 	}
-	if ok, conds := c.AbsenceMeaningful(absenceTimes(c, op, now)); !ok {
+	if ok, conds := c.AbsenceMeaningful(reconciler.AbsenceTimes(c, op, now)); !ok {
 		var unmet []string
 		for _, k := range conds {
 			if !k.Met {
