@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"settle/ledger"
 	"settle/ledger/ledgertest"
+	"settle/metrics"
 	"settle/target"
 	"settle/target/sim"
 	"settle/web"
@@ -69,7 +72,8 @@ func TestConsole_EscalationSupersede(t *testing.T) {
 	_, setD, ctD := simContract(t, "D")
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		clk := ledgertest.NewClockAt(time.Now())
-		c := newConsole(t, open(t), web.Config{Contracts: set, Now: clk.Now})
+		reg := prometheus.NewRegistry()
+		c := newConsole(t, counted(open(t), reg, metrics.Options{}), web.Config{Contracts: set, Now: clk.Now})
 		olu, bea, sam := c.as("owner"), c.as("owner-b"), c.as("support")
 		suffix := t.Name()[len(t.Name())-3:]
 		propose := func(b *browser, op ledger.Operation) response {
@@ -118,6 +122,9 @@ func TestConsole_EscalationSupersede(t *testing.T) {
 		old, _ := c.store.Get(context.Background(), "acme", op.ID)
 		if old.State != ledger.FailedTerminal {
 			t.Fatalf("superseded operation is %s", old.State)
+		}
+		if n := resolvedByHand(t, reg, ledger.FailedTerminal); n != 1 {
+			t.Fatalf("settle_transitions_total{from=ESCALATED,to=FAILED_TERMINAL} = %v, want 1", n)
 		}
 		next, err := c.store.GetByIntent(context.Background(), "acme", "charge", "sup-"+suffix+"~s1")
 		if err != nil || next.State != ledger.Prepared || next.RemoteKey == op.RemoteKey {

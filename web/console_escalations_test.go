@@ -78,7 +78,7 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		if got, _ := c.store.Get(context.Background(), "acme", op.ID); got.State != ledger.Escalated {
 			t.Fatalf("after a refused approval: %s", got.State)
 		}
-		if n := resolvedByHand(t, reg); n != 0 {
+		if n := resolvedByHand(t, reg, ledger.Succeeded); n != 0 {
 			t.Fatalf("a refused approval counted: %v", n)
 		}
 		if p := olu.get("/escalations/proposals"); !strings.Contains(string(p.body), `data-testid="proposals-mine"`) {
@@ -98,7 +98,7 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		if got.State != ledger.Succeeded || got.RemoteRef != "ch_77" {
 			t.Fatalf("after approval: %s %q", got.State, got.RemoteRef)
 		}
-		if n := resolvedByHand(t, reg); n != 1 {
+		if n := resolvedByHand(t, reg, ledger.Succeeded); n != 1 {
 			t.Fatalf("settle_transitions_total{from=ESCALATED,to=SUCCEEDED} = %v, want 1", n)
 		}
 		story := c.as("support").get(c.opPath(op))
@@ -115,8 +115,8 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 	})
 }
 
-// resolvedByHand is settle_transitions_total{from="ESCALATED",to="SUCCEEDED"}.
-func resolvedByHand(t *testing.T, reg *prometheus.Registry) float64 {
+// resolvedByHand is settle_transitions_total{from="ESCALATED",to=to}.
+func resolvedByHand(t *testing.T, reg *prometheus.Registry, to ledger.State) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -131,7 +131,7 @@ func resolvedByHand(t *testing.T, reg *prometheus.Registry) float64 {
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["from"] == "ESCALATED" && labels["to"] == "SUCCEEDED" {
+			if labels["from"] == string(ledger.Escalated) && labels["to"] == string(to) {
 				return m.GetCounter().GetValue()
 			}
 		}

@@ -169,8 +169,8 @@ func testObserver(t *testing.T, h Harness) {
 	want("reconciled", tr(u, ledger.Unknown, ledger.Succeeded))
 
 	// People's resolutions: a proposal, a refused approval and a rejection
-	// change no operation; an approval and a supersede (with its
-	// successor's creation) are told once; a supersede over a taken intent
+	// change no operation; an approval, a replay's and a supersede's (with
+	// its successor's creation) are told once; a supersede over a taken intent
 	// rolls back and is told nothing.
 	rs := f.store.(ledger.ResolutionStore)
 	alice := f.as("oidc:alice-sub", "Alice", "owner")
@@ -210,6 +210,12 @@ func testObserver(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	want("approve", tr(e, ledger.Escalated, ledger.Succeeded))
+	e = escalated()
+	r = propose(e, ledger.Resolution{Kind: ledger.KindReplay, To: ledger.KindTo(ledger.KindReplay)})
+	if _, err := rs.Approve(bob, "acme", r.ID); err != nil {
+		t.Fatal(err)
+	}
+	want("approve a replay", tr(e, ledger.Escalated, ledger.Unknown))
 	e = escalated()
 	r = propose(e, ledger.Resolution{To: ledger.FailedTerminal})
 	if err := rs.Reject(bob, "acme", r.ID, "not yet"); err != nil {
