@@ -12,9 +12,12 @@ import (
 	"settle/ledger"
 )
 
-const escalationUsage = `usage: settle escalation <list|propose|approve|reject> --tenant NAME [flags]
+const escalationUsage = `usage: settle escalation <list|propose|approve|reject|notices> --tenant NAME [flags]
 
   settle escalation list --tenant T [--all]
+  settle escalation notices --tenant T [--retry]
+      print the notices to owning teams given up after settle serve's
+      --callback-max-attempts; --retry queues them again, due now
   settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --as PERSON
   settle escalation approve --tenant T PROPOSAL --as PERSON    (a different person than the proposer)
   settle escalation reject  --tenant T PROPOSAL --as PERSON --reason TEXT
@@ -30,7 +33,7 @@ const escalationUsage = `usage: settle escalation <list|propose|approve|reject> 
 // escalation works the escalation queue from the command line: one person
 // proposes how an ESCALATED operation ended, another approves it.
 func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := map[string]bool{"list": true, "propose": true, "approve": true, "reject": true}
+	verbs := map[string]bool{"list": true, "propose": true, "approve": true, "reject": true, "notices": true}
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, escalationUsage)
 		return errHelp
@@ -44,6 +47,7 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	all := fs.Bool("all", false, "list decided proposals too")
+	retry := fs.Bool("retry", false, "queue the given-up notices again (notices)")
 	to := fs.String("to", "", "SUCCEEDED or FAILED_TERMINAL")
 	ref := fs.String("remote-ref", "", "the target's object id (required for SUCCEEDED)")
 	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected")
@@ -53,12 +57,12 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	wantPos := map[string]int{"list": 0, "propose": 1, "approve": 1, "reject": 1}[verb]
+	wantPos := map[string]int{"list": 0, "propose": 1, "approve": 1, "reject": 1, "notices": 0}[verb]
 	if *by != "" {
 		fmt.Fprintf(stderr, "--by is no longer accepted: the operating-system user is recorded, with --as naming the console person you act as\n%s", escalationUsage)
 		return errUsage
 	}
-	if *tenant == "" || len(pos) != wantPos || (verb != "list" && *as == "") {
+	if *tenant == "" || len(pos) != wantPos || (verb != "list" && verb != "notices" && *as == "") || (*retry && verb != "notices") {
 		fmt.Fprint(stderr, escalationUsage)
 		return errUsage
 	}
@@ -77,6 +81,9 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	if verb == "list" {
 		return listEscalations(ctx, store, *tenant, *all, stdout)
+	}
+	if verb == "notices" {
+		return escalationNotices(ctx, store, *tenant, *retry, stdout)
 	}
 	actx, err := asPerson(ctx, store, *tenant, *as)
 	if err != nil {
@@ -135,4 +142,31 @@ func personName(name, subject string) string {
 		return name
 	}
 	return subject
+}
+
+// escalationNotices prints the tenant's escalation notices given up after
+// the bound on attempts, as `settle callback show` prints given-up
+// callbacks, or with retry queues them again.
+func escalationNotices(ctx context.Context, store store, tenant string, retry bool, w io.Writer) error {
+	if !ledger.ValidTenant(tenant) {
+		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	if retry {
+		k, err := store.RetryGivenUpEscalationNotices(ctx, tenant, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "queued %d given-up escalation notice(s) of tenant %s again\n", k, tenant)
+		return nil
+	}
+	g, err := store.GivenUpEscalationNotices(ctx, tenant, givenUpShown)
+	if err != nil {
+		return err
+	}
+	if g.Count == 0 {
+		fmt.Fprintf(w, "no escalation notice of tenant %s is given up\n", tenant)
+		return nil
+	}
+	printGivenUp(w, g, "settle escalation notices --tenant NAME --retry")
+	return nil
 }
