@@ -25,6 +25,19 @@ type EscalationStore interface {
 	// again; it does nothing to a delivered notice. ENotFound for an
 	// unknown id.
 	MarkEscalationNoticeFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error
+	// GiveUpEscalationNotice records a last failed attempt and stops the
+	// retries, as GiveUpNotification does for a callback: the notice stays
+	// undelivered, is never claimed again and is listed by
+	// GivenUpEscalationNotices until RetryGivenUpEscalationNotices. It does
+	// nothing to a delivered notice. ENotFound for an unknown id.
+	GiveUpEscalationNotice(ctx context.Context, id int64, status int, errText string, now time.Time) error
+	// GivenUpEscalationNotices counts the given-up notices of the tenant's
+	// operations and returns the latest limit of them.
+	GivenUpEscalationNotices(ctx context.Context, tenant string, limit int) (GivenUp, error)
+	// RetryGivenUpEscalationNotices makes the tenant's given-up notices due
+	// at now with their attempts counted from zero again, and returns how
+	// many.
+	RetryGivenUpEscalationNotices(ctx context.Context, tenant string, now time.Time) (int, error)
 	// EscalationNotices returns the notices of one operation, oldest first.
 	EscalationNotices(ctx context.Context, tenant, operationID string) ([]Notification, error)
 	// DigestSent reports whether team's digest for day (a UTC date,

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"settle/ledger"
 	"settle/target"
 )
@@ -37,7 +39,9 @@ type NotifySecrets interface {
 // ESCALATED, whatever the path (deadline, mismatch, NotSent, inconclusive
 // replay…); the notifier claims due notices, POSTs each to the owner's
 // endpoint signed like client callbacks (Settle-Signature: t=…,v1=…
-// HMAC-SHA256), and retries with jittered exponential backoff until a 2xx.
+// HMAC-SHA256), and retries with jittered exponential backoff until a 2xx
+// or, like a client callback, gives up after MaxAttempts: the notice is
+// then kept, given up, for `settle escalation notices` until its --retry.
 // A notice of a target without owner.notify is marked done unsent. Claims
 // divide the work, so it is safe to run in every replica; delivery is at
 // least once and receivers deduplicate by Settle-Event-Id.
@@ -60,9 +64,15 @@ type EscalationNotifier struct {
 	Lease      time.Duration // claim lease; a POST is cut off at half of it (default 60s)
 	MinBackoff time.Duration // delay after the first failure (default 1s)
 	MaxBackoff time.Duration // longest delay between attempts (default 10m)
+	// MaxAttempts bounds the attempts of one notice (default
+	// DefaultCallbackMaxAttempts, the bound of client callbacks); the last
+	// failed one gives it up.
+	MaxAttempts int
+	Metrics     prometheus.Registerer // nil: not exported
 
 	once   sync.Once
 	client *http.Client
+	gaveUp prometheus.Counter
 }
 
 func (n *EscalationNotifier) init() {
@@ -71,10 +81,16 @@ func (n *EscalationNotifier) init() {
 	def(&n.Lease, 60*time.Second)
 	def(&n.MinBackoff, time.Second)
 	def(&n.MaxBackoff, 10*time.Minute)
+	def(&n.MaxAttempts, DefaultCallbackMaxAttempts)
 	if n.Now == nil {
 		n.Now = time.Now
 	}
 	n.client = noRedirects(n.Client)
+	n.gaveUp = prometheus.NewCounter(prometheus.CounterOpts{Name: "settle_escalation_notices_given_up_total",
+		Help: "Escalation notices to owning teams given up after the bound on attempts."})
+	if n.Metrics != nil {
+		n.Metrics.MustRegister(n.gaveUp)
+	}
 }
 
 // noRedirects copies c (nil: a 10s timeout) so that it never follows a
@@ -144,11 +160,11 @@ func (n *EscalationNotifier) deliver(ctx context.Context, window claimWindow, nt
 		log.Info("escalation notified", "status", status)
 		return
 	}
-	next := n.Now().Add(retryDelay(n.MinBackoff, n.MaxBackoff, nt.Attempts))
-	if err := n.Notices.MarkEscalationNoticeFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
-		log.Error("failure not recorded; retried when the claim expires", "err", err)
+	marks := failureMarks{failed: n.Notices.MarkEscalationNoticeFailed, giveUp: n.Notices.GiveUpEscalationNotice}
+	if recordFailure(rctx, log, marks, nt, status, err, n.MaxAttempts, n.Now(),
+		retryDelay(n.MinBackoff, n.MaxBackoff, nt.Attempts), "escalation notice", "settle escalation notices --retry") {
+		n.gaveUp.Inc()
 	}
-	log.Warn("escalation notice failed", "status", status, "err", err, "next_attempt_at", next)
 }
 
 // post sends one notice; err is nil only for a 2xx.

@@ -198,21 +198,42 @@ func (n *Notifier) deliver(ctx context.Context, window claimWindow, nt ledger.No
 		return
 	}
 	n.failed.WithLabelValues(n.tenant(nt.Tenant)...).Inc()
-	if nt.Attempts >= n.MaxAttempts {
-		if err := n.Callbacks.GiveUpNotification(rctx, nt.ID, status, err.Error(), n.Now()); err != nil {
-			log.Error("giving up not recorded; retried when the claim expires", "err", err)
-			return
-		}
+	marks := failureMarks{failed: n.Callbacks.MarkFailed, giveUp: n.Callbacks.GiveUpNotification}
+	if recordFailure(rctx, log, marks, nt, status, err, n.MaxAttempts, n.Now(), n.backoff(nt.Attempts),
+		"delivery", "settle callback retry") {
 		n.gaveUp.WithLabelValues(n.tenant(nt.Tenant)...).Inc()
-		log.Warn("delivery given up; `settle callback retry` queues it again", "status", status, "err", err,
-			"max_attempts", n.MaxAttempts)
-		return
 	}
-	next := n.Now().Add(n.backoff(nt.Attempts))
-	if err := n.Callbacks.MarkFailed(rctx, nt.ID, status, err.Error(), next); err != nil {
-		log.Error("failure not recorded; retried when the claim expires", "err", err)
+}
+
+// failureMarks is where a failed attempt is recorded: the callback and the
+// escalation-notice outboxes alike.
+type failureMarks struct {
+	failed func(ctx context.Context, id int64, status int, errText string, next time.Time) error
+	giveUp func(ctx context.Context, id int64, status int, errText string, now time.Time) error
+}
+
+// recordFailure records nt's failed attempt by the one rule client
+// callbacks and escalation notices share: the attempt that reaches max is
+// the last, and the delivery is given up (kept, visible, until retry — the
+// command logged — queues it again); before that it is due again after
+// delay. It reports whether it gave up; what is logged names what (a
+// "delivery", an "escalation notice").
+func recordFailure(ctx context.Context, log *slog.Logger, m failureMarks, nt ledger.Notification, status int, err error,
+	max int, now time.Time, delay time.Duration, what, retry string) (gaveUp bool) {
+	if nt.Attempts >= max {
+		if gerr := m.giveUp(ctx, nt.ID, status, err.Error(), now); gerr != nil {
+			log.Error("giving up not recorded; retried when the claim expires", "err", gerr)
+			return false
+		}
+		log.Warn(what+" given up; `"+retry+"` queues it again", "status", status, "err", err, "max_attempts", max)
+		return true
 	}
-	log.Warn("delivery failed", "status", status, "err", err, "next_attempt_at", next)
+	next := now.Add(delay)
+	if ferr := m.failed(ctx, nt.ID, status, err.Error(), next); ferr != nil {
+		log.Error("failure not recorded; retried when the claim expires", "err", ferr)
+	}
+	log.Warn(what+" failed", "status", status, "err", err, "next_attempt_at", next)
+	return false
 }
 
 // backoff is the delay after the given number of attempts: MinBackoff

@@ -112,7 +112,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		printGivenUp(stdout, g)
+		printGivenUp(stdout, g, "settle callback retry --tenant NAME")
 	case "retry":
 		k, err := cs.RetryGivenUp(ctx, *tenant, time.Now())
 		if err != nil {
@@ -131,10 +131,11 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // givenUpShown is how many of the latest given-up notifications show lists.
 const givenUpShown = 10
 
-// printGivenUp writes the count of given-up notifications and the latest
-// ones: what was announced and why it failed, never a payload or secret.
-// Nothing given up prints nothing, so show's usual answer is the URL alone.
-func printGivenUp(w io.Writer, g ledger.GivenUp) {
+// printGivenUp writes the count of given-up notifications (callbacks or
+// escalation notices) and the latest ones: what was announced and why it
+// failed, never a payload or secret, and the retry command. Nothing given
+// up prints nothing, so show's usual answer is the URL alone.
+func printGivenUp(w io.Writer, g ledger.GivenUp, retry string) {
 	if g.Count == 0 {
 		return
 	}
@@ -146,11 +147,11 @@ func printGivenUp(w io.Writer, g ledger.GivenUp) {
 		if n.GaveUpAt != nil {
 			at = n.GaveUpAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", at, n.OperationID, n.State, n.Attempts, n.LastStatus, n.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", at, shown(n.OperationID), n.State, n.Attempts, n.LastStatus, shown(n.LastError))
 	}
 	tw.Flush()
 	if g.Count > len(g.Latest) {
 		fmt.Fprintf(w, "(the latest %d shown)\n", len(g.Latest))
 	}
-	fmt.Fprintln(w, "settle callback retry --tenant NAME queues them again once the endpoint is fixed")
+	fmt.Fprintln(w, retry+" queues them again once the endpoint is fixed")
 }

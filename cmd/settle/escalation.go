@@ -25,6 +25,9 @@ const escalationUsage = `usage: settle escalation <verb> --tenant NAME [flags]
   settle escalation approve   --tenant T PROPOSAL --as PERSON    (a different person than the proposer)
   settle escalation reject    --tenant T PROPOSAL --as PERSON --reason TEXT
   settle escalation withdraw  --tenant T PROPOSAL --as PERSON [--reason TEXT]   (the proposer only)
+  settle escalation notices   --tenant T [--retry]
+      print the notices to owning teams given up after settle serve's
+      --callback-max-attempts; --retry queues them again, due now
 
   The rules are the console's (package resolve): "confirm" is checked by a
   lookup at the target, a replay only inside its window less the request
@@ -52,7 +55,7 @@ var kindNames = map[string]ledger.ResolutionKind{
 // escalation works the escalation queue from the command line through the
 // same service as the console (resolve.Service).
 func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := map[string]int{"queue": 0, "list": 0, "show": 1, "propose": 1, "approve": 1, "reject": 1, "withdraw": 1}
+	verbs := map[string]int{"queue": 0, "list": 0, "show": 1, "propose": 1, "approve": 1, "reject": 1, "withdraw": 1, "notices": 0}
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, escalationUsage)
 		return errHelp
@@ -72,6 +75,7 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	contractsPath := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
 	tenant := fs.String("tenant", "", "the tenant (required)")
 	all := fs.Bool("all", false, "list decided proposals too")
+	retry := fs.Bool("retry", false, "queue the given-up notices again (notices)")
 	kind := fs.String("kind", "", "confirm, not-applied, replay or supersede")
 	ref := fs.String("remote-ref", "", "the target's object id (confirm only)")
 	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected or withdrawn")
@@ -96,8 +100,8 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "--to is no longer accepted: say what happened with --kind confirm|not-applied|replay|supersede\n%s", escalationUsage)
 		return errUsage
 	}
-	acts := verb != "queue" && verb != "list" && verb != "show"
-	if *tenant == "" || len(pos) != wantPos || (acts && *as == "") {
+	acts := verb != "queue" && verb != "list" && verb != "show" && verb != "notices"
+	if *tenant == "" || len(pos) != wantPos || (acts && *as == "") || (*retry && verb != "notices") {
 		fmt.Fprint(stderr, escalationUsage)
 		return errUsage
 	}
@@ -137,6 +141,8 @@ func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return listEscalations(ctx, svc, st, sc, *tenant, *all, stdout)
 	case "show":
 		return showCase(ctx, svc, sc, *tenant, pos[0], stdout)
+	case "notices":
+		return escalationNotices(ctx, st, *tenant, *retry, stdout)
 	}
 	actx, err := asPerson(ctx, st, *tenant, *as)
 	if err != nil {
@@ -333,4 +339,31 @@ func personName(name, subject string) string {
 		return name
 	}
 	return subject
+}
+
+// escalationNotices prints the tenant's escalation notices given up after
+// the bound on attempts, as `settle callback show` prints given-up
+// callbacks, or with retry queues them again.
+func escalationNotices(ctx context.Context, store store, tenant string, retry bool, w io.Writer) error {
+	if !ledger.ValidTenant(tenant) {
+		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	if retry {
+		k, err := store.RetryGivenUpEscalationNotices(ctx, tenant, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "queued %d given-up escalation notice(s) of tenant %s again\n", k, tenant)
+		return nil
+	}
+	g, err := store.GivenUpEscalationNotices(ctx, tenant, givenUpShown)
+	if err != nil {
+		return err
+	}
+	if g.Count == 0 {
+		fmt.Fprintf(w, "no escalation notice of tenant %s is given up\n", tenant)
+		return nil
+	}
+	printGivenUp(w, g, "settle escalation notices --tenant NAME --retry")
+	return nil
 }

@@ -114,8 +114,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
 	fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes callbacks may reach although internal (loopback, private, link-local); empty: none",
 		func(v string) (err error) { c.callbacks.Allow, err = ledger.ParseCallbackNets(v); return err })
 	fs.IntVar(&c.callbackMaxAttempts, "callback-max-attempts", reconciler.DefaultCallbackMaxAttempts,
-		"attempts of one callback notification before it is given up (about 23½ hours of retries at the default 150); "+
-			"`settle callback show` lists the given-up ones, `settle callback retry` queues them again")
+		"attempts of one callback notification or escalation notice before it is given up (about 23½ hours of retries "+
+			"at the default 150); `settle callback show` and `settle escalation notices` list the given-up ones, "+
+			"`settle callback retry` and `settle escalation notices --retry` queue them again")
 	httpFlags(fs, &c.limits)
 	apiFlags(fs, &c.api)
 	logFlags(fs, &c.log)
@@ -283,7 +284,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			TenantLabels: cfg.metricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.callbackMaxAttempts})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
-			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations")})
+			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations"), Metrics: reg,
+			MaxAttempts: cfg.callbackMaxAttempts})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims

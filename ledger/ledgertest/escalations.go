@@ -10,10 +10,12 @@ import (
 // RunEscalations checks ledger.EscalationStore on the stores h makes: one
 // notice queued with every transition to ESCALATED, by any recording path
 // and without a tenant callback, none for other states or stale verdicts;
-// claims and their leases; delivery bookkeeping; and the digest record.
+// claims and their leases; delivery bookkeeping, giving up and retrying;
+// and the digest record.
 func RunEscalations(t *testing.T, h Harness) {
 	t.Run("Enqueue", func(t *testing.T) { testEscalationEnqueue(t, h) })
 	t.Run("ClaimAndMark", func(t *testing.T) { testEscalationClaim(t, h) })
+	t.Run("GiveUpAndRetry", func(t *testing.T) { testEscalationGiveUp(t, h) })
 	t.Run("Digests", func(t *testing.T) { testDigests(t, h) })
 }
 
@@ -135,6 +137,83 @@ func testEscalationClaim(t *testing.T, h Harness) {
 	wantCode(t, es.MarkEscalationNoticeFailed(f.ctx, 1<<40, 500, "x", f.clk.Now()), ledger.ENotFound)
 	_, err = es.ClaimEscalationNotices(f.ctx, 0, time.Minute)
 	wantCode(t, err, ledger.EInvalid)
+}
+
+// A given-up notice is never claimed again and is listed, per tenant, until
+// it is retried: then it is due with its attempts counted from zero. A
+// give-up reported after delivery changes nothing.
+func testEscalationGiveUp(t *testing.T, h Harness) {
+	f := setup(t, h)
+	es := f.escalations()
+	n := f.notices(f.record(f.claim("acme"), ledger.InFlight, ledger.Escalated))[0]
+	kept := f.notices(f.record(f.claim("acme"), ledger.InFlight, ledger.Escalated))[0]
+	f.notices(f.record(f.claim("globex"), ledger.InFlight, ledger.Escalated))
+	for range 2 {
+		got, err := es.ClaimEscalationNotices(f.ctx, 10, time.Minute)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("claim = %+v, %v", got, err)
+		}
+		for _, g := range got {
+			if err := es.MarkEscalationNoticeFailed(f.ctx, g.ID, 500, "status 500", f.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	at := f.clk.Now()
+	if err := es.GiveUpEscalationNotice(f.ctx, n.ID, 502, "endpoint answered 502", at); err != nil {
+		t.Fatal(err)
+	}
+	f.clk.Advance(time.Second) // giving up twice keeps the first time
+	if err := es.GiveUpEscalationNotice(f.ctx, n.ID, 502, "endpoint answered 502", f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, es.GiveUpEscalationNotice(f.ctx, 1<<40, 0, "x", at), ledger.ENotFound)
+	f.clk.Advance(time.Hour)
+	got, err := es.ClaimEscalationNotices(f.ctx, 10, time.Minute)
+	if err != nil || len(got) != 2 || got[0].ID == n.ID || got[1].ID == n.ID {
+		t.Fatalf("claim after give-up = %+v, %v", got, err)
+	}
+	g, err := es.GivenUpEscalationNotices(f.ctx, "acme", 5)
+	if err != nil || g.Count != 1 || len(g.Latest) != 1 {
+		t.Fatalf("given up = %+v, %v", g, err)
+	}
+	if l := g.Latest[0]; l.ID != n.ID || l.OperationID != n.OperationID || l.State != ledger.Escalated ||
+		l.Attempts != 2 || l.LastStatus != 502 || l.LastError != "endpoint answered 502" ||
+		l.GaveUpAt == nil || !l.GaveUpAt.Equal(at) || l.DeliveredAt != nil {
+		t.Fatalf("given-up notice = %+v", l)
+	}
+	if g, err := es.GivenUpEscalationNotices(f.ctx, "globex", 5); err != nil || g.Count != 0 || len(g.Latest) != 0 {
+		t.Fatalf("another tenant's given up = %+v, %v", g, err)
+	}
+	if err := es.MarkEscalationNoticeDelivered(f.ctx, kept.ID, 200, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := es.GiveUpEscalationNotice(f.ctx, kept.ID, 500, "late", f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := es.GivenUpEscalationNotices(f.ctx, "acme", 0); g.Count != 1 || len(g.Latest) != 0 {
+		t.Fatalf("a delivered notice counted as given up, or limit 0 listed: %+v", g)
+	}
+	if k, err := es.RetryGivenUpEscalationNotices(f.ctx, "globex", f.clk.Now()); err != nil || k != 0 {
+		t.Fatalf("retry globex = %d, %v", k, err)
+	}
+	f.clk.Advance(time.Hour)
+	if k, err := es.RetryGivenUpEscalationNotices(f.ctx, "acme", f.clk.Now()); err != nil || k != 1 {
+		t.Fatalf("retry = %d, %v", k, err)
+	}
+	if g, _ := es.GivenUpEscalationNotices(f.ctx, "acme", 5); g.Count != 0 {
+		t.Fatalf("given up after retry: %+v", g)
+	}
+	got, err = es.ClaimEscalationNotices(f.ctx, 10, time.Minute)
+	var again *ledger.Notification
+	for i := range got {
+		if got[i].ID == n.ID {
+			again = &got[i]
+		}
+	}
+	if err != nil || again == nil || again.Attempts != 1 || again.GaveUpAt != nil {
+		t.Fatalf("claim after retry = %+v, %v", got, err)
+	}
 }
 
 func testDigests(t *testing.T, h Harness) {

@@ -13,10 +13,9 @@ import (
 
 var _ ledger.EscalationStore = (*Store)(nil)
 
-// noticeCols reads escalation_outbox as scanNotification expects;
-// notices are retried until delivered, so they are never given up.
+// noticeCols reads escalation_outbox as scanNotification expects.
 const noticeCols = `notice_id, tenant_id, operation_id::text, 'ESCALATED', fence_token,
-	attempts, created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, NULL::timestamptz`
+	attempts, created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, gave_up_at`
 
 // ClaimEscalationNotices implements ledger.EscalationStore. SKIP LOCKED
 // keeps concurrent claimers apart.
@@ -28,7 +27,7 @@ func (s *Store) ClaimEscalationNotices(ctx context.Context, n int, lease time.Du
 	rows, err := s.pool.Query(ctx, `
 WITH picked AS (
 	SELECT notice_id FROM escalation_outbox
-	WHERE delivered_at IS NULL AND next_attempt_at <= $1
+	WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= $1
 	ORDER BY next_attempt_at, notice_id LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
@@ -54,6 +53,21 @@ func (s *Store) MarkEscalationNoticeDelivered(ctx context.Context, id int64, sta
 // notice is left alone.
 func (s *Store) MarkEscalationNoticeFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
 	return s.markFailed(ctx, escalationOutbox, id, status, errText, next)
+}
+
+// GiveUpEscalationNotice implements ledger.EscalationStore.
+func (s *Store) GiveUpEscalationNotice(ctx context.Context, id int64, status int, errText string, now time.Time) error {
+	return s.giveUp(ctx, escalationOutbox, id, status, errText, now)
+}
+
+// GivenUpEscalationNotices implements ledger.EscalationStore.
+func (s *Store) GivenUpEscalationNotices(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error) {
+	return s.givenUp(ctx, escalationOutbox, tenant, limit)
+}
+
+// RetryGivenUpEscalationNotices implements ledger.EscalationStore.
+func (s *Store) RetryGivenUpEscalationNotices(ctx context.Context, tenant string, now time.Time) (int, error) {
+	return s.retryGivenUp(ctx, escalationOutbox, tenant, now)
 }
 
 // EscalationNotices implements ledger.EscalationStore.

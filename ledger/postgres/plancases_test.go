@@ -485,6 +485,17 @@ var planCases = []planCase{
 	{name: "MarkEscalationNoticeFailed", run: func(ctx context.Context, f *planFixture) error {
 		return notFound(f.s.MarkEscalationNoticeFailed(ctx, -1, 503, "unavailable", f.now.Add(time.Minute)))
 	}},
+	{name: "GiveUpEscalationNotice", run: func(ctx context.Context, f *planFixture) error {
+		return notFound(f.s.GiveUpEscalationNotice(ctx, -1, 503, "unavailable", f.now))
+	}},
+	{name: "GivenUpEscalationNotices", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.GivenUpEscalationNotices(ctx, f.settled.Tenant, 5)
+		return err
+	}},
+	{name: "RetryGivenUpEscalationNotices", run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.RetryGivenUpEscalationNotices(ctx, f.settled.Tenant, f.now)
+		return err
+	}},
 	{name: "EscalationNotices", run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.EscalationNotices(ctx, f.settled.Tenant, f.settled.ID)
 		return err

@@ -170,11 +170,11 @@ func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText st
 // notices) that share the columns of delivery: delivered_at,
 // next_attempt_at, last_status and last_error. The names are constants,
 // never input, so they can be written into the SQL.
-type outbox struct{ table, id, what string }
+type outbox struct{ table, id, what, cols string }
 
 var (
-	callbackOutbox   = outbox{"callback_outbox", "callback_id", "notification"}
-	escalationOutbox = outbox{"escalation_outbox", "notice_id", "escalation notice"}
+	callbackOutbox   = outbox{"callback_outbox", "callback_id", "notification", notificationCols}
+	escalationOutbox = outbox{"escalation_outbox", "notice_id", "escalation notice", noticeCols}
 )
 
 // markDelivered records the acknowledgement of one delivery; a repeated
@@ -214,54 +214,70 @@ func (s *Store) markFailed(ctx context.Context, o outbox, id int64, status int, 
 	return nil
 }
 
-// GiveUpNotification implements ledger.CallbackStore. Like markFailed it
-// leaves a delivered row alone.
+// GiveUpNotification implements ledger.CallbackStore.
 func (s *Store) GiveUpNotification(ctx context.Context, id int64, status int, errText string, now time.Time) error {
-	var found bool
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE callback_outbox SET gave_up_at = coalesce(gave_up_at, ?2),
-			last_status = nullif(?3, 0), last_error = ?4 WHERE callback_id = ?1 AND delivered_at IS NULL`,
-			id, micros(now), status, ledger.TrimCallbackError(errText))
-		if err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = ?)`, id).Scan(&found)
-	})
-	if err != nil {
-		return fmt.Errorf("give up notification: %w", err)
-	}
-	if !found {
-		return ledger.Errorf(ledger.ENotFound, "notification not found")
-	}
-	return nil
+	return s.giveUp(ctx, callbackOutbox, id, status, errText, now)
 }
 
 // GivenUpNotifications implements ledger.CallbackStore.
 func (s *Store) GivenUpNotifications(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error) {
-	var g ledger.GivenUp
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM callback_outbox
-		WHERE tenant_id = ? AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant).Scan(&g.Count)
-	if err != nil {
-		return g, fmt.Errorf("given-up notifications: %w", err)
-	}
-	if g.Count == 0 || limit <= 0 {
-		return g, nil
-	}
-	g.Latest, err = collectNotifications(s.r.QueryContext(ctx, `SELECT `+notificationCols+` FROM callback_outbox
-		WHERE tenant_id = ? AND gave_up_at IS NOT NULL AND delivered_at IS NULL
-		ORDER BY gave_up_at DESC, callback_id DESC LIMIT ?`, tenant, limit))
-	if err != nil {
-		return g, fmt.Errorf("given-up notifications: %w", err)
-	}
-	return g, nil
+	return s.givenUp(ctx, callbackOutbox, tenant, limit)
 }
 
 // RetryGivenUp implements ledger.CallbackStore.
 func (s *Store) RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE callback_outbox SET gave_up_at = NULL, attempts = 0, next_attempt_at = ?2
+	return s.retryGivenUp(ctx, callbackOutbox, tenant, now)
+}
+
+// giveUp records the last failed attempt of one delivery and stops its
+// retries. Like markFailed it leaves a delivered row alone.
+func (s *Store) giveUp(ctx context.Context, o outbox, id int64, status int, errText string, now time.Time) error {
+	var found bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE `+o.table+` SET gave_up_at = coalesce(gave_up_at, ?2),
+			last_status = nullif(?3, 0), last_error = ?4 WHERE `+o.id+` = ?1 AND delivered_at IS NULL`,
+			id, micros(now), status, ledger.TrimCallbackError(errText))
+		if err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+o.table+` WHERE `+o.id+` = ?)`, id).Scan(&found)
+	})
+	if err != nil {
+		return fmt.Errorf("give up %s: %w", o.what, err)
+	}
+	if !found {
+		return ledger.Errorf(ledger.ENotFound, "%s not found", o.what)
+	}
+	return nil
+}
+
+// givenUp counts a tenant's given-up deliveries and reads the latest limit.
+func (s *Store) givenUp(ctx context.Context, o outbox, tenant string, limit int) (ledger.GivenUp, error) {
+	var g ledger.GivenUp
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM `+o.table+`
+		WHERE tenant_id = ? AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant).Scan(&g.Count)
+	if err != nil {
+		return g, fmt.Errorf("given-up %ss: %w", o.what, err)
+	}
+	if g.Count == 0 || limit <= 0 {
+		return g, nil
+	}
+	g.Latest, err = collectNotifications(s.r.QueryContext(ctx, `SELECT `+o.cols+` FROM `+o.table+`
+		WHERE tenant_id = ? AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+		ORDER BY gave_up_at DESC, `+o.id+` DESC LIMIT ?`, tenant, limit))
+	if err != nil {
+		return g, fmt.Errorf("given-up %ss: %w", o.what, err)
+	}
+	return g, nil
+}
+
+// retryGivenUp makes a tenant's given-up deliveries due at now, their
+// attempts counted from zero again.
+func (s *Store) retryGivenUp(ctx context.Context, o outbox, tenant string, now time.Time) (int, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE `+o.table+` SET gave_up_at = NULL, attempts = 0, next_attempt_at = ?2
 		WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant, micros(now))
 	if err != nil {
-		return 0, fmt.Errorf("retry given-up notifications: %w", err)
+		return 0, fmt.Errorf("retry given-up %ss: %w", o.what, err)
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil

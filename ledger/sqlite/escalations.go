@@ -11,10 +11,9 @@ import (
 
 var _ ledger.EscalationStore = (*Store)(nil)
 
-// noticeCols reads escalation_outbox as collectNotifications expects;
-// notices are retried until delivered, so they are never given up.
+// noticeCols reads escalation_outbox as collectNotifications expects.
 const noticeCols = `notice_id, tenant_id, operation_id, 'ESCALATED', fence_token, attempts,
-	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, NULL`
+	created_at, next_attempt_at, delivered_at, coalesce(last_status, 0), last_error, gave_up_at`
 
 // ClaimEscalationNotices implements ledger.EscalationStore. The single
 // writer serialises claimers.
@@ -29,7 +28,7 @@ func (s *Store) ClaimEscalationNotices(ctx context.Context, n int, lease time.Du
 		ns, err = collectNotifications(tx.QueryContext(ctx, `UPDATE escalation_outbox
 			SET attempts = attempts + 1, next_attempt_at = ?1
 			WHERE notice_id IN (SELECT notice_id FROM escalation_outbox
-				WHERE delivered_at IS NULL AND next_attempt_at <= ?2
+				WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= ?2
 				ORDER BY next_attempt_at, notice_id LIMIT ?3)
 			RETURNING `+noticeCols, micros(now.Add(lease)), micros(now), n))
 		return err
@@ -48,6 +47,21 @@ func (s *Store) MarkEscalationNoticeDelivered(ctx context.Context, id int64, sta
 // MarkEscalationNoticeFailed implements ledger.EscalationStore.
 func (s *Store) MarkEscalationNoticeFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
 	return s.markFailed(ctx, escalationOutbox, id, status, errText, next)
+}
+
+// GiveUpEscalationNotice implements ledger.EscalationStore.
+func (s *Store) GiveUpEscalationNotice(ctx context.Context, id int64, status int, errText string, now time.Time) error {
+	return s.giveUp(ctx, escalationOutbox, id, status, errText, now)
+}
+
+// GivenUpEscalationNotices implements ledger.EscalationStore.
+func (s *Store) GivenUpEscalationNotices(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error) {
+	return s.givenUp(ctx, escalationOutbox, tenant, limit)
+}
+
+// RetryGivenUpEscalationNotices implements ledger.EscalationStore.
+func (s *Store) RetryGivenUpEscalationNotices(ctx context.Context, tenant string, now time.Time) (int, error) {
+	return s.retryGivenUp(ctx, escalationOutbox, tenant, now)
 }
 
 // EscalationNotices implements ledger.EscalationStore.
