@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,96 +12,145 @@ import (
 	"settle/ledger"
 )
 
-const escalationUsage = `usage: settle escalation <list|propose|approve|reject> --tenant NAME [flags]
+// escalationCmd works the escalation queue from the command line: one
+// person proposes how an ESCALATED operation ended, another approves it.
+type escalationCmd struct {
+	List    escalationList    `cmd:"" help:"the tenant's ESCALATED operations and their proposals"`
+	Propose escalationPropose `cmd:"" help:"propose how an ESCALATED operation ended"`
+	Approve escalationApprove `cmd:"" help:"approve a proposal (a different person than the proposer)"`
+	Reject  escalationReject  `cmd:"" help:"reject a proposal, with the reason"`
+}
 
-  settle escalation list --tenant T [--all]
-  settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --as PERSON
-  settle escalation approve --tenant T PROPOSAL --as PERSON    (a different person than the proposer)
-  settle escalation reject  --tenant T PROPOSAL --as PERSON --reason TEXT
+// Help is the detail of settle escalation --help.
+func (escalationCmd) Help() string {
+	return `--as PERSON names the console person you act as, as the event log shows
+them (oidc:<subject> or demo:<user>); settle must know them: they have
+signed in to the console or acted in the tenant there. The record is
+"cli:<your OS user> as PERSON", in role owner; the two-person rule
+compares the person, so nobody approves their own proposal, made here
+or in the console.`
+}
 
-  --as PERSON names the console person you act as, as the event log shows
-  them (oidc:<subject> or demo:<user>); settle must know them: they have
-  signed in to the console or acted in the tenant there. The record is
-  "cli:<your OS user> as PERSON", in role owner; the two-person rule
-  compares the person, so nobody approves their own proposal, made here
-  or in the console.
-`
+// escalationOptions are the flags every escalation command takes.
+type escalationOptions struct {
+	dbOption `embed:""`
+	Tenant   string `help:"the tenant (required)"`
+	By       string `hidden:"" help:"no longer accepted: use --as"`
+}
 
-// escalation works the escalation queue from the command line: one person
-// proposes how an ESCALATED operation ended, another approves it.
-func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := map[string]bool{"list": true, "propose": true, "approve": true, "reject": true}
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, escalationUsage)
-		return errHelp
+func (o escalationOptions) checkTenant() error {
+	if o.By != "" {
+		return usagef("--by is no longer accepted: the operating-system user is recorded, with --as naming the console person you act as")
 	}
-	if len(args) == 0 || !verbs[args[0]] {
-		fmt.Fprint(stderr, escalationUsage)
-		return errUsage
+	if o.Tenant == "" {
+		return usagef("--tenant is required")
 	}
-	verb := args[0]
-	fs := withUsage(flag.NewFlagSet("settle escalation "+verb, flag.ContinueOnError), escalationUsage)
-	dbURL := dbFlag(fs)
-	tenant := fs.String("tenant", "", "the tenant (required)")
-	all := fs.Bool("all", false, "list decided proposals too")
-	to := fs.String("to", "", "SUCCEEDED or FAILED_TERMINAL")
-	ref := fs.String("remote-ref", "", "the target's object id (required for SUCCEEDED)")
-	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected")
-	as := fs.String("as", "", "the console person you act as (required to decide)")
-	by := fs.String("by", "", "no longer accepted: use --as")
-	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
+	return nil
+}
+
+// decision is what deciding a proposal takes besides the tenant.
+type decision struct {
+	escalationOptions `embed:""`
+	As                string `help:"the console person you act as (required)"`
+}
+
+func (d decision) checkDecision() error {
+	if err := d.checkTenant(); err != nil {
+		return err
+	}
+	if d.As == "" {
+		return usagef("--as is required (the console person you act as)")
+	}
+	return nil
+}
+
+type escalationList struct {
+	escalationOptions `embed:""`
+	All               bool `help:"list decided proposals too"`
+}
+
+func (c *escalationList) check() error { return c.checkTenant() }
+
+func (c *escalationList) runLedger(ctx context.Context, e *env, s *services) error {
+	return listEscalations(ctx, s.store, c.Tenant, c.All, e.stdout)
+}
+
+type escalationPropose struct {
+	Operation string `arg:"" help:"the ESCALATED operation's id"`
+	decision  `embed:""`
+	To        string `help:"SUCCEEDED or FAILED_TERMINAL"`
+	RemoteRef string `name:"remote-ref" help:"the target's object id (required for SUCCEEDED)"`
+	Reason    string `help:"the evidence relied on"`
+}
+
+func (c *escalationPropose) check() error { return c.checkDecision() }
+
+func (c *escalationPropose) runLedger(ctx context.Context, e *env, s *services) error {
+	actx, err := asPerson(ctx, s.store, c.Tenant, c.As)
 	if err != nil {
 		return err
 	}
-	wantPos := map[string]int{"list": 0, "propose": 1, "approve": 1, "reject": 1}[verb]
-	if *by != "" {
-		fmt.Fprintf(stderr, "--by is no longer accepted: the operating-system user is recorded, with --as naming the console person you act as\n%s", escalationUsage)
-		return errUsage
-	}
-	if *tenant == "" || len(pos) != wantPos || (verb != "list" && *as == "") {
-		fmt.Fprint(stderr, escalationUsage)
-		return errUsage
-	}
-	var id int64
-	if verb == "approve" || verb == "reject" {
-		if id, err = strconv.ParseInt(pos[0], 10, 64); err != nil {
-			fmt.Fprintf(stderr, "proposal id must be a number, got %q\n", pos[0])
-			return errUsage
-		}
-	}
-	store, _, err := openStore(ctx, *dbURL, stderr)
+	r, err := s.store.Propose(actx, ledger.Resolution{Tenant: c.Tenant, OperationID: c.Operation, To: ledger.State(c.To),
+		RemoteRef: c.RemoteRef, Reason: c.Reason})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	fmt.Fprintf(e.stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID), shown(string(r.To)), shown(personName(r.ProposedByName, r.ProposedBy)))
+	return nil
+}
 
-	if verb == "list" {
-		return listEscalations(ctx, store, *tenant, *all, stdout)
+// proposalID is the proposal a decision is about.
+type proposalID struct {
+	Proposal string `arg:"" help:"the proposal's number (settle escalation list)"`
+	id       int64
+}
+
+func (p *proposalID) checkID() error {
+	id, err := strconv.ParseInt(p.Proposal, 10, 64)
+	if err != nil {
+		return usagef("proposal id must be a number, got %q", p.Proposal)
 	}
-	actx, err := asPerson(ctx, store, *tenant, *as)
+	p.id = id
+	return nil
+}
+
+type escalationApprove struct {
+	proposalID `embed:""`
+	decision   `embed:""`
+}
+
+func (c *escalationApprove) check() error { return errors.Join(c.checkDecision(), c.checkID()) }
+
+func (c *escalationApprove) runLedger(ctx context.Context, e *env, s *services) error {
+	actx, err := asPerson(ctx, s.store, c.Tenant, c.As)
 	if err != nil {
 		return err
 	}
-	switch verb {
-	case "propose":
-		r, err := store.Propose(actx, ledger.Resolution{Tenant: *tenant, OperationID: pos[0], To: ledger.State(*to),
-			RemoteRef: *ref, Reason: *reason})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID), shown(string(r.To)), shown(personName(r.ProposedByName, r.ProposedBy)))
-	case "approve":
-		op, err := store.Approve(actx, *tenant, id)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "approved %d: operation %s is %s\n", id, shown(op.ID), shown(string(op.State)))
-	case "reject":
-		if err := store.Reject(actx, *tenant, id, *reason); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "rejected %d\n", id)
+	op, err := s.store.Approve(actx, c.Tenant, c.id)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintf(e.stdout, "approved %d: operation %s is %s\n", c.id, shown(op.ID), shown(string(op.State)))
+	return nil
+}
+
+type escalationReject struct {
+	proposalID `embed:""`
+	decision   `embed:""`
+	Reason     string `help:"why the proposal is rejected"`
+}
+
+func (c *escalationReject) check() error { return errors.Join(c.checkDecision(), c.checkID()) }
+
+func (c *escalationReject) runLedger(ctx context.Context, e *env, s *services) error {
+	actx, err := asPerson(ctx, s.store, c.Tenant, c.As)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Reject(actx, c.Tenant, c.id, c.Reason); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "rejected %d\n", c.id)
 	return nil
 }
 

@@ -3,22 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"settle/gonogo"
 	"settle/ledger"
 	"settle/metrics"
 	"settle/reconciler"
@@ -26,170 +22,126 @@ import (
 	"settle/web"
 )
 
-// serveConfig is everything `settle serve` reads from flags and env.
+// serveConfig is every setting of settle serve (and settle config check):
+// flags, the environment variables their env tags name, and the --config
+// file (fileResolver). validate checks them and fills in the values the
+// packages take.
 type serveConfig struct {
-	dbURL, addr, contracts             string
-	consoleConfig                      string
-	demo, demoTarget, readOnly         bool
-	migrate                            bool
-	bodyLimit                          int64
-	noExecutor, noSweeper, noReconcile bool
-	noInbox, noAuditor, noNotifier     bool
-	lease                              time.Duration
-	leaderLease, auditInterval         time.Duration
-	replicaID                          string
-	workers                            int
-	metricsAddr                        string
-	metricsTenantLabels                bool
-	metricsInterval                    time.Duration
-	limits                             web.ServerLimits
-	api                                apiLimits
-	retention                          *ledger.RetentionPolicy
-	noRetention                        bool
-	maxDrillAge                        time.Duration
-	consoleURL                         string
-	digestAt, digestOverdue            time.Duration
-	callbacks                          ledger.CallbackPolicy // where tenants' callbacks may go
-	callbackMaxAttempts                int                   // attempts before a notification is given up
-	log                                logConfig
-	configFile                         string
-	flags                              *flag.FlagSet     // every setting, for settle config check
-	sources                            map[string]string // where each setting's value came from
+	Config              string `env:"SETTLE_CONFIG" help:"settings file, YAML, one key per flag spelled with _ (database_url: …, log_format: json); flags and environment variables override it"`
+	dbOption            `embed:""`
+	Migrate             bool          `default:"true" help:"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)"`
+	Addr                string        `default:"127.0.0.1:8080" help:"listen address HOST:PORT"`
+	MetricsAddr         string        `name:"metrics-addr" help:"serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr"`
+	MetricsTenantLabels bool          `name:"metrics-tenant-labels" help:"add a tenant label to the ledger metrics: one series per tenant, off by default for cardinality"`
+	MetricsInterval     time.Duration `name:"metrics-interval" default:"15s" help:"how often the database-wide metrics gauges are read (one statement per replica; scrapes read the cached values)"`
+	Contracts           string        `env:"SETTLE_CONTRACTS" help:"target contracts file"`
+	Demo                bool          `help:"a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in"`
+	DemoTarget          bool          `name:"demo-target" help:"only run a simulated target in-process, as target \"demo\", without faults or demo data"`
+	ConsoleConfig       string        `name:"console-config" env:"SETTLE_CONSOLE_CONFIG" help:"console sign-in (OIDC) and role bindings, YAML; without it and without --demo there is no console, only the API"`
+	ReadOnly            bool          `name:"read-only" help:"the console refuses every change (sign-in and sign-out still work)"`
+	BodyLimit           int64         `name:"body-limit" default:"${body_limit}" help:"maximum API request body in bytes"`
+	NoExecutor          bool          `name:"no-executor" help:"do not send operations from this replica"`
+	NoSweeper           bool          `name:"no-sweeper" help:"do not sweep expired leases from this replica"`
+	NoReconciler        bool          `name:"no-reconciler" help:"do not reconcile UNKNOWN operations from this replica"`
+	NoInbox             bool          `name:"no-inbox" help:"do not process received webhook deliveries from this replica"`
+	NoNotifier          bool          `name:"no-notifier" help:"do not deliver client callbacks, escalation notices or daily digests from this replica"`
+	NoAuditor           bool          `name:"no-auditor" help:"do not audit SUCCEEDED operations against their targets from this replica"`
+	Lease               time.Duration `default:"1m" help:"lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)"`
+	Workers             int           `default:"16" help:"concurrent sends of the executor"`
+	NoRetention         bool          `name:"no-retention" help:"do not apply the retention policy from this replica"`
+	retentionOptions    `embed:""`
+	MaxDrillAge         retentionPeriod `name:"max-drill-age" default:"${max_drill_age}" help:"the console's go/no-go: a drill older than this no longer counts (e.g. 90d)"`
+	LeaderLease         time.Duration   `name:"leader-lease" default:"30s" help:"lease of a cluster-wide duty (the auditor's walk): how long it stands still after its replica dies; renewed every third of it"`
+	AuditInterval       time.Duration   `name:"audit-interval" default:"10s" help:"pause between steps of the auditor's walk over each target"`
+	ReplicaID           string          `name:"replica-id" env:"SETTLE_REPLICA_ID" help:"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM"`
+	ConsoleURL          string          `name:"console-url" env:"SETTLE_CONSOLE_URL" help:"the console's public base URL, for the links in escalation notices and digests to owning teams; empty: no links"`
+	DigestAt            time.Duration   `name:"digest-at" default:"8h" help:"time of day (UTC, as a duration after midnight) from which the daily digest of overdue operations is sent to owning teams"`
+	DigestOverdue       time.Duration   `name:"digest-overdue" default:"24h" help:"an operation ESCALATED for longer than this is listed in the daily digest"`
+	callbackRules       `embed:""`
+	CallbackMaxAttempts int `name:"callback-max-attempts" default:"${callback_max_attempts}" help:"attempts of one callback notification before it is given up (about 23½ hours of retries at the default 150); settle callback show lists the given-up ones, settle callback retry queues them again"`
+	httpOptions         `embed:""`
+	apiOptions          `embed:""`
+	logConfig           `embed:""`
+
+	// Filled in by validate.
+	retention *ledger.RetentionPolicy
+	callbacks ledger.CallbackPolicy // where tenants' callbacks may go
+	limits    web.ServerLimits
+	api       apiLimits
 }
 
-const serveUsage = `usage: settle serve [flags]
-
-Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
-reconciler, webhook inbox processor, callback and escalation notifiers, auditor and daily
-digest. Replicas may share one database: the auditor, the digest and retention run on one
-replica at a time, under a leader lease in the database; every other loop runs on all of them.
-`
-
-func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
-	var c serveConfig
-	fs := withUsage(flag.NewFlagSet("settle serve", flag.ContinueOnError), serveUsage)
-	c.flags = fs
-	fs.StringVar(&c.configFile, "config", os.Getenv("SETTLE_CONFIG"),
-		"settings file, YAML, one key per flag spelled with _ (database_url: …, log_format: json); flags and environment variables override it (env SETTLE_CONFIG)")
-	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
-		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
-	fs.BoolVar(&c.migrate, "migrate", true,
-		"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)")
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
-	fs.BoolVar(&c.metricsTenantLabels, "metrics-tenant-labels", false,
-		"add a tenant label to the ledger metrics: one series per tenant, off by default for cardinality")
-	fs.DurationVar(&c.metricsInterval, "metrics-interval", 15*time.Second,
-		"how often the database-wide metrics gauges are read (one statement per replica; scrapes read the cached values)")
-	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	fs.BoolVar(&c.demo, "demo", false, "a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in")
-	fs.BoolVar(&c.demoTarget, "demo-target", false, "only run a simulated target in-process, as target \"demo\", without faults or demo data")
-	fs.StringVar(&c.consoleConfig, "console-config", os.Getenv("SETTLE_CONSOLE_CONFIG"),
-		"console sign-in (OIDC) and role bindings, YAML; without it and without --demo there is no console, only the API (env SETTLE_CONSOLE_CONFIG)")
-	fs.BoolVar(&c.readOnly, "read-only", false, "the console refuses every change (sign-in and sign-out still work)")
-	fs.Int64Var(&c.bodyLimit, "body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
-	fs.BoolVar(&c.noExecutor, "no-executor", false, "do not send operations from this replica")
-	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
-	fs.BoolVar(&c.noReconcile, "no-reconciler", false, "do not reconcile UNKNOWN operations from this replica")
-	fs.BoolVar(&c.noInbox, "no-inbox", false, "do not process received webhook deliveries from this replica")
-	fs.BoolVar(&c.noNotifier, "no-notifier", false, "do not deliver client callbacks, escalation notices or daily digests from this replica")
-	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
-	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)")
-	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
-	fs.BoolVar(&c.noRetention, "no-retention", false, "do not apply the retention policy from this replica")
-	c.retention = retentionFlags(fs)
-	c.maxDrillAge = gonogo.DefaultMaxDrillAge
-	fs.Var(retentionDuration{&c.maxDrillAge}, "max-drill-age", "the console's go/no-go: a drill older than this no longer counts (e.g. 90d)")
-	fs.DurationVar(&c.leaderLease, "leader-lease", 30*time.Second,
-		"lease of a cluster-wide duty (the auditor's walk): how long it stands still after its replica dies; renewed every third of it")
-	fs.DurationVar(&c.auditInterval, "audit-interval", 10*time.Second, "pause between steps of the auditor's walk over each target")
-	fs.StringVar(&c.replicaID, "replica-id", os.Getenv("SETTLE_REPLICA_ID"),
-		"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM (env SETTLE_REPLICA_ID)")
-	fs.StringVar(&c.consoleURL, "console-url", os.Getenv("SETTLE_CONSOLE_URL"),
-		"the console's public base URL, for the links in escalation notices and digests to owning teams; empty: no links (env SETTLE_CONSOLE_URL)")
-	fs.DurationVar(&c.digestAt, "digest-at", 8*time.Hour, "time of day (UTC, as a duration after midnight) from which the daily digest of overdue operations is sent to owning teams")
-	fs.DurationVar(&c.digestOverdue, "digest-overdue", 24*time.Hour, "an operation ESCALATED for longer than this is listed in the daily digest")
-	fs.BoolVar(&c.callbacks.AllowHTTP, "callbacks-allow-http", false,
-		"accept and deliver plain http:// callback URLs; for development only, the signed body then travels in the clear")
-	fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes callbacks may reach although internal (loopback, private, link-local); empty: none",
-		func(v string) (err error) { c.callbacks.Allow, err = ledger.ParseCallbackNets(v); return err })
-	fs.IntVar(&c.callbackMaxAttempts, "callback-max-attempts", reconciler.DefaultCallbackMaxAttempts,
-		"attempts of one callback notification before it is given up (about 23½ hours of retries at the default 150); "+
-			"`settle callback show` lists the given-up ones, `settle callback retry` queues them again")
-	httpFlags(fs, &c.limits)
-	apiFlags(fs, &c.api)
-	logFlags(fs, &c.log)
-	if err := parse(fs, args, stdout, stderr); err != nil {
-		return c, err
+// validate checks the settings; a bad one is a usage error.
+func (c *serveConfig) validate() error {
+	if err := c.checkRetention(); err != nil {
+		return err
 	}
-	sources, err := applyConfigFile(fs, c.configFile, os.Getenv)
-	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "settle serve: %s\n", line)
-		}
-		return c, errUsage
+	c.retention = c.policy()
+	if err := c.logConfig.check(); err != nil {
+		return err
 	}
-	c.sources = sources
-	// A complaint about a value from the file names its line.
-	stderr = blame{stderr, sources}
-	if err := checkRetention("serve", c.retention, stderr); err != nil {
-		return c, err
+	if c.CallbackMaxAttempts < 1 {
+		return usagef("--callback-max-attempts must be at least 1")
 	}
-	if err := c.log.check(stderr); err != nil {
-		return c, err
+	var err error
+	if c.callbacks, err = c.callbackRules.callbackPolicy(); err != nil {
+		return err
 	}
-	if c.callbackMaxAttempts < 1 {
-		fmt.Fprintln(stderr, "settle serve: --callback-max-attempts must be at least 1")
-		return c, errUsage
+	if c.limits, err = c.httpOptions.limits(); err != nil {
+		return err
 	}
-	if err := checkHTTPFlags(c.limits, stderr); err != nil {
-		return c, err
+	if c.api, err = c.apiOptions.limits(); err != nil {
+		return err
 	}
-	if err := checkAPIFlags(c.api, stderr); err != nil {
-		return c, err
-	}
-	if c.demo {
-		if err := checkDemoAddr(c.addr, stderr); err != nil {
-			return c, err
+	if c.Demo {
+		if err := checkDemoAddr(c.Addr); err != nil {
+			return err
 		}
 	}
 	switch {
-	case c.bodyLimit <= 0:
-		fmt.Fprintf(stderr, "settle serve: --body-limit must be a positive number of bytes, got %d\n", c.bodyLimit)
-		return c, errUsage
-	case c.workers <= 0:
-		fmt.Fprintf(stderr, "settle serve: --workers must be at least 1, got %d\n", c.workers)
-		return c, errUsage
-	case c.leaderLease < 3*time.Millisecond:
-		fmt.Fprintf(stderr, "settle serve: --leader-lease must be at least 3ms, got %s\n", c.leaderLease)
-		return c, errUsage
-	case c.auditInterval <= 0:
-		fmt.Fprintf(stderr, "settle serve: --audit-interval must be positive, got %s\n", c.auditInterval)
-		return c, errUsage
-	case len(c.replicaID) > 200:
-		fmt.Fprintf(stderr, "settle serve: --replica-id is at most 200 bytes\n")
-		return c, errUsage
+	case c.BodyLimit <= 0:
+		return usagef("--body-limit must be a positive number of bytes, got %d", c.BodyLimit)
+	case c.Workers <= 0:
+		return usagef("--workers must be at least 1, got %d", c.Workers)
+	case c.LeaderLease < 3*time.Millisecond:
+		return usagef("--leader-lease must be at least 3ms, got %s", c.LeaderLease)
+	case c.AuditInterval <= 0:
+		return usagef("--audit-interval must be positive, got %s", c.AuditInterval)
+	case len(c.ReplicaID) > 200:
+		return usagef("--replica-id is at most 200 bytes")
 	}
-	return c, nil
+	return nil
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := serveFlags(args, stdout, stderr)
-	if err != nil {
-		return err
+// serveCmd is `settle serve`.
+type serveCmd struct {
+	serveConfig `embed:""`
+}
+
+// Help is the detail of settle serve --help.
+func (serveCmd) Help() string {
+	return `Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
+reconciler, webhook inbox processor, callback and escalation notifiers, auditor and daily
+digest. Replicas may share one database: the auditor, the digest and retention run on one
+replica at a time, under a leader lease in the database; every other loop runs on all of them.`
+}
+
+func (s *serveCmd) run(ctx context.Context, e *env) error {
+	if err := s.validate(); err != nil {
+		return blameUsage(err, e.file.sources(e))
 	}
-	log := cfg.log.logger(stderr)
+	cfg, stdout, stderr := s.serveConfig, e.stdout, e.stderr
+	log := cfg.logger(stderr)
 	// component names the part of settle a line comes from.
 	component := func(name string) *slog.Logger { return log.With("component", name) }
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
 	var metricsLn net.Listener
-	if cfg.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			return fmt.Errorf("listen for metrics: %w", err)
 		}
 		defer metricsLn.Close()
@@ -199,7 +151,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer demo.stop()
-	if err := checkLeases(contracts, cfg.lease); err != nil {
+	if err := checkLeases(contracts, cfg.Lease); err != nil {
 		return err
 	}
 	secrets, err := webhookSecrets(contracts, os.Getenv, demo.secrets)
@@ -214,39 +166,39 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, desc, err := openStoreWith(ctx, cfg.dbURL, cfg.migrate, func(msg string) { component("store").Warn(msg) })
+	store, desc, err := openStoreWith(ctx, cfg.DatabaseURL, cfg.Migrate, func(msg string) { component("store").Warn(msg) })
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 
 	client := targetClient(credentials, store)
-	counters := metrics.New(reg, metrics.Options{TenantLabels: cfg.metricsTenantLabels})
+	counters := metrics.New(reg, metrics.Options{TenantLabels: cfg.MetricsTenantLabels})
 	// The loops record through counted, the one place their transitions
 	// are counted; the API reads and writes the store itself.
 	counted := metrics.Store{Store: store, Metrics: counters, Log: component("metrics")}
-	gauges := &metrics.Collector{Store: store, Targets: contracts.Names(), TenantLabels: cfg.metricsTenantLabels,
-		Interval: cfg.metricsInterval, Log: component("metrics")}
+	gauges := &metrics.Collector{Store: store, Targets: contracts.Names(), TenantLabels: cfg.MetricsTenantLabels,
+		Interval: cfg.MetricsInterval, Log: component("metrics")}
 	reg.MustRegister(gauges)
 	webCfg := web.Config{Store: store, Counters: counters, Tokens: store, Targets: contractTargets{contracts}, Client: client,
-		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
+		BodyLimit: cfg.BodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
 		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
-		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge, CallbackPolicy: cfg.callbacks}
+		Drills: store, Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
 	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
 	if err != nil {
 		return err
 	}
 	if console != nil {
-		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, store, cfg.readOnly
+		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, store, cfg.ReadOnly
 		webCfg.InsecureCookies = !console.Sessions().Secure()
 	}
-	e := web.New(webCfg)
+	handler := web.New(webCfg)
 	limits, err := fitConns(cfg.limits, component("http"))
 	if err != nil {
 		return err
 	}
-	srv := web.NewHTTPServer(e, limits)
+	srv := web.NewHTTPServer(handler, limits)
 	srv.SetErrorLog(component("http"))
 	srv.Register(reg, "main")
 	errc := make(chan error, 2)
@@ -264,43 +216,43 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	var loops []interface{ Run(context.Context) error }
-	if !cfg.noExecutor {
+	if !cfg.NoExecutor {
 		loops = append(loops, &reconciler.Executor{Store: counted, Contracts: contracts, Client: client, Log: component("executor"),
-			Workers: cfg.workers})
+			Workers: cfg.Workers})
 	}
-	if !cfg.noSweeper {
+	if !cfg.NoSweeper {
 		loops = append(loops, &reconciler.Sweeper{Store: counted, Log: component("sweeper")})
 	}
-	if !cfg.noReconcile {
+	if !cfg.NoReconciler {
 		loops = append(loops, &reconciler.Reconciler{Store: counted, Contracts: contracts, Client: client, Log: component("reconciler"),
-			Lease: cfg.lease})
+			Lease: cfg.Lease})
 	}
-	if !cfg.noInbox {
+	if !cfg.NoInbox {
 		loops = append(loops, &reconciler.Inbox{Store: counted, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
 	}
-	if !cfg.noNotifier {
+	if !cfg.NoNotifier {
 		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
-			TenantLabels: cfg.metricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.callbackMaxAttempts})
+			TenantLabels: cfg.MetricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.CallbackMaxAttempts})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
-			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations")})
+			Secrets: credentials, ConsoleURL: cfg.ConsoleURL, Log: component("escalations")})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims
 	// and run everywhere. The daily digest of overdue operations is one.
 	var duties []duty
-	if !cfg.noAuditor {
+	if !cfg.NoAuditor {
 		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: component("auditor"), Metrics: reg,
-			Interval: cfg.auditInterval}
+			Interval: cfg.AuditInterval}
 		duties = append(duties, duty{"auditor", a.Run})
 	}
-	if !cfg.noRetention && cfg.retention.Enabled() {
+	if !cfg.NoRetention && cfg.retention.Enabled() {
 		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: component("retention")}
 		duties = append(duties, duty{"retention", r.Run})
 	}
-	if !cfg.noNotifier && contracts != nil {
+	if !cfg.NoNotifier && contracts != nil {
 		g := &reconciler.Digest{Store: store, Digests: store, Contracts: contracts, Secrets: credentials,
-			ConsoleURL: cfg.consoleURL, Log: component("digest"), SendAt: cfg.digestAt, Overdue: cfg.digestOverdue}
+			ConsoleURL: cfg.ConsoleURL, Log: component("digest"), SendAt: cfg.DigestAt, Overdue: cfg.DigestOverdue}
 		duties = append(duties, duty{"digest", g.Run})
 	}
 	loops = append(loops, electors(duties, store, cfg, reg, component("leader"))...)
@@ -325,7 +277,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var serveErr error
 	stopDemo := func() {}
-	if cfg.demo {
+	if cfg.Demo {
 		stopDemo, serveErr = startPlayground(ctx, store, demo, "http://"+ln.Addr().String(), log)
 	}
 	if serveErr == nil {
@@ -362,7 +314,7 @@ func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg pro
 	if len(duties) == 0 {
 		return nil
 	}
-	id := cfg.replicaID
+	id := cfg.ReplicaID
 	if id == "" {
 		id = replicaID()
 	}
@@ -370,7 +322,7 @@ func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg pro
 	var out []interface{ Run(context.Context) error }
 	for _, d := range duties {
 		out = append(out, &reconciler.Elector{Leases: leases, Duty: d.name, Holder: id, Work: d.run, Log: log,
-			Leading: gauge.WithLabelValues(d.name), TTL: cfg.leaderLease})
+			Leading: gauge.WithLabelValues(d.name), TTL: cfg.LeaderLease})
 	}
 	return out
 }
@@ -395,15 +347,15 @@ func loadContracts(cfg serveConfig, self string) (*target.Set, demoTarget, error
 		sets []*target.Set
 		demo demoTarget
 	)
-	if cfg.contracts != "" {
-		set, err := target.Load(cfg.contracts)
+	if cfg.Contracts != "" {
+		set, err := target.Load(cfg.Contracts)
 		if err != nil {
 			return nil, demo, err
 		}
 		sets = append(sets, set)
 	}
-	if cfg.demo || cfg.demoTarget {
-		set, d, err := startDemoTargets(self, cfg.demo)
+	if cfg.Demo || cfg.DemoTarget {
+		set, d, err := startDemoTargets(self, cfg.Demo)
 		if err != nil {
 			return nil, demo, err
 		}
