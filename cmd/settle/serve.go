@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -129,156 +130,244 @@ func (s *serveCmd) run(ctx context.Context, e *env) error {
 	if err := s.validate(); err != nil {
 		return blameUsage(err, e.file.sources(e))
 	}
-	cfg, stdout, stderr := s.serveConfig, e.stdout, e.stderr
-	log := cfg.logger(stderr)
-	// component names the part of settle a line comes from.
-	component := func(name string) *slog.Logger { return log.With("component", name) }
+	a, err := newApp(ctx, s.serveConfig, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Run(ctx, e.stdout)
+}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+// runner is a loop of settle serve: it runs until its context ends.
+type runner = interface{ Run(context.Context) error }
+
+// app is settle serve's process: newApp opens and wires everything, Run
+// serves until the context ends or a server fails and then stops the work
+// in order, and Close releases what newApp opened, in reverse.
+type app struct {
+	cfg       serveConfig
+	log       *slog.Logger
+	ln        net.Listener
+	metricsLn net.Listener // nil: /metrics on ln
+	contracts *target.Set
+	demo      demoTarget
+	store     store
+	desc      string // the store, for the start-up line
+	servers   []listening
+	loops     []runner // the work the --no-X flags switch off
+	aside     []runner // run with the loops, not counted among them
+	closers   []func() // in the order opened
+}
+
+// listening is one HTTP server and its listener.
+type listening struct {
+	srv *web.HTTPServer
+	ln  net.Listener
+}
+
+// component is the logger of one part of settle: a line says which part
+// wrote it as an attribute to filter on, never in its message.
+func (a *app) component(name string) *slog.Logger { return a.log.With("component", name) }
+
+// opened notes something Close must release.
+func (a *app) opened(close func()) { a.closers = append(a.closers, close) }
+
+// Close releases what newApp opened, the last opened first.
+func (a *app) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
 	}
-	defer ln.Close()
-	var metricsLn net.Listener
-	if cfg.MetricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			return fmt.Errorf("listen for metrics: %w", err)
+	a.closers = nil
+}
+
+// newApp opens the listeners, contracts, secrets and store and builds the
+// services, servers and loops over them, without starting any. On an
+// error, what it opened is closed.
+func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error) {
+	a := &app{cfg: cfg, log: cfg.logger(stderr)}
+	built := false
+	defer func() {
+		if !built {
+			a.Close()
 		}
-		defer metricsLn.Close()
+	}()
+	var err error
+	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
 	}
-	contracts, demo, err := loadContracts(cfg, "http://"+ln.Addr().String())
+	a.opened(func() { a.ln.Close() })
+	if cfg.MetricsAddr != "" {
+		if a.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("listen for metrics: %w", err)
+		}
+		a.opened(func() { a.metricsLn.Close() })
+	}
+	if a.contracts, a.demo, err = loadContracts(cfg, a.self()); err != nil {
+		return nil, err
+	}
+	a.opened(a.demo.stop)
+	if err := checkLeases(a.contracts, cfg.Lease); err != nil {
+		return nil, err
+	}
+	secrets, err := webhookSecrets(a.contracts, os.Getenv, a.demo.secrets)
 	if err != nil {
-		return err
-	}
-	defer demo.stop()
-	if err := checkLeases(contracts, cfg.Lease); err != nil {
-		return err
-	}
-	secrets, err := webhookSecrets(contracts, os.Getenv, demo.secrets)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	// Like webhook secrets, credentials are read once, before anything is
 	// served: a missing one stops start-up naming the variable.
-	credentials, err := target.ReadSecrets(contracts, os.Getenv)
+	credentials, err := target.ReadSecrets(a.contracts, os.Getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if a.store, a.desc, err = openStoreWith(ctx, cfg.DatabaseURL, cfg.Migrate, func(msg string) { a.component("store").Warn(msg) }); err != nil {
+		return nil, err
+	}
+	a.opened(func() { a.store.Close() })
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, desc, err := openStoreWith(ctx, cfg.DatabaseURL, cfg.Migrate, func(msg string) { component("store").Warn(msg) })
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-
-	client := targetClient(credentials, store)
-	counters := metrics.New(reg, metrics.Options{TenantLabels: cfg.MetricsTenantLabels})
-	// The loops record through counted, the one place their transitions
-	// are counted; the API reads and writes the store itself.
-	counted := metrics.Store{Store: store, Metrics: counters, Log: component("metrics")}
-	gauges := &metrics.Collector{Store: store, Targets: contracts.Names(), TenantLabels: cfg.MetricsTenantLabels,
-		Interval: cfg.MetricsInterval, Log: component("metrics")}
-	reg.MustRegister(gauges)
-	webCfg := web.Config{Store: store, Counters: counters, Tokens: store, Targets: contractTargets{contracts}, Client: client,
-		BodyLimit: cfg.BodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
+	m := a.wireMetrics(reg)
+	client := targetClient(credentials, a.store)
+	webCfg := web.Config{Store: a.store, Counters: m.counters, Tokens: a.store, Targets: contractTargets{a.contracts}, Client: client,
+		BodyLimit: cfg.BodyLimit, Logger: a.component("http"), Metrics: reg, MetricsElsewhere: a.metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
-		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
-		Drills: store, Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
-	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
+		Contracts: a.contracts, WebhookSecrets: secrets, Inbox: a.store,
+		Drills: a.store, Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
+	console, err := consoleSignIn(ctx, cfg, a.store, a.ln.Addr().String(), a.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if console != nil {
-		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, store, cfg.ReadOnly
+		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, a.store, cfg.ReadOnly
 		webCfg.InsecureCookies = !console.Sessions().Secure()
 	}
-	handler := web.New(webCfg)
-	limits, err := fitConns(cfg.limits, component("http"))
+	limits, err := fitConns(cfg.limits, a.component("http"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	srv := web.NewHTTPServer(handler, limits)
-	srv.SetErrorLog(component("http"))
+	srv := web.NewHTTPServer(web.New(webCfg), limits)
+	srv.SetErrorLog(a.component("http"))
 	srv.Register(reg, "main")
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	servers := []*web.HTTPServer{srv}
-	where := ""
-	if metricsLn != nil {
+	a.servers = append(a.servers, listening{srv, a.ln})
+	if a.metricsLn != nil {
 		limits.MaxConns = metricsConns
 		msrv := web.NewHTTPServer(web.Metrics(reg), limits)
-		msrv.SetErrorLog(component("http"))
+		msrv.SetErrorLog(a.component("http"))
 		msrv.Register(reg, "metrics")
-		go func() { errc <- msrv.Serve(metricsLn) }()
-		servers = append(servers, msrv)
-		where = fmt.Sprintf("metrics: http://%s/metrics; ", metricsLn.Addr())
+		a.servers = append(a.servers, listening{msrv, a.metricsLn})
 	}
+	a.loops = a.buildLoops(m, client, credentials, reg)
+	if console != nil {
+		a.loops = append(a.loops, sessionSweeper{console, a.log})
+	}
+	// The gauge reader runs with the loops but is not one of the loops the
+	// start-up line counts: those are the work the --no-X flags switch off.
+	// Nor is the console's retry of its provider's discovery, which ends
+	// once the provider has answered.
+	a.aside = []runner{m.gauges}
+	if console != nil {
+		a.aside = append(a.aside, console)
+	}
+	built = true
+	return a, nil
+}
 
-	var loops []interface{ Run(context.Context) error }
+// self is the server's own base URL, for the in-process demo targets'
+// webhooks and the playground's trickle.
+func (a *app) self() string { return "http://" + a.ln.Addr().String() }
+
+// appMetrics is how settle serve's metrics are wired: the one place that
+// decides which transitions are counted where.
+type appMetrics struct {
+	counters *metrics.Metrics
+	counted  ledger.Store // what the loops record through
+	gauges   *metrics.Collector
+}
+
+// wireMetrics builds the counters and gauges on reg. The loops record
+// through counted, the one place their transitions are counted; the API
+// reads and writes the store itself.
+func (a *app) wireMetrics(reg *prometheus.Registry) appMetrics {
+	counters := metrics.New(reg, metrics.Options{TenantLabels: a.cfg.MetricsTenantLabels})
+	gauges := &metrics.Collector{Store: a.store, Targets: a.contracts.Names(), TenantLabels: a.cfg.MetricsTenantLabels,
+		Interval: a.cfg.MetricsInterval, Log: a.component("metrics")}
+	reg.MustRegister(gauges)
+	return appMetrics{counters: counters, counted: metrics.Store{Store: a.store, Metrics: counters, Log: a.component("metrics")},
+		gauges: gauges}
+}
+
+// buildLoops is the background work of this replica, as the --no-X flags
+// leave it.
+func (a *app) buildLoops(m appMetrics, client *target.Client, credentials *target.Secrets, reg *prometheus.Registry) []runner {
+	cfg, store, contracts, counted := a.cfg, a.store, a.contracts, m.counted
+	var loops []runner
 	if !cfg.NoExecutor {
-		loops = append(loops, &reconciler.Executor{Store: counted, Contracts: contracts, Client: client, Log: component("executor"),
+		loops = append(loops, &reconciler.Executor{Store: counted, Contracts: contracts, Client: client, Log: a.component("executor"),
 			Workers: cfg.Workers})
 	}
 	if !cfg.NoSweeper {
-		loops = append(loops, &reconciler.Sweeper{Store: counted, Log: component("sweeper")})
+		loops = append(loops, &reconciler.Sweeper{Store: counted, Log: a.component("sweeper")})
 	}
 	if !cfg.NoReconciler {
-		loops = append(loops, &reconciler.Reconciler{Store: counted, Contracts: contracts, Client: client, Log: component("reconciler"),
+		loops = append(loops, &reconciler.Reconciler{Store: counted, Contracts: contracts, Client: client, Log: a.component("reconciler"),
 			Lease: cfg.Lease})
 	}
 	if !cfg.NoInbox {
-		loops = append(loops, &reconciler.Inbox{Store: counted, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
+		loops = append(loops, &reconciler.Inbox{Store: counted, Inbox: store, Contracts: contracts, Log: a.component("inbox"), Metrics: reg})
 	}
 	if !cfg.NoNotifier {
-		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: a.component("notifier"), Metrics: reg,
 			TenantLabels: cfg.MetricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.CallbackMaxAttempts})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
-			Secrets: credentials, ConsoleURL: cfg.ConsoleURL, Log: component("escalations")})
+			Secrets: credentials, ConsoleURL: cfg.ConsoleURL, Log: a.component("escalations")})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims
 	// and run everywhere. The daily digest of overdue operations is one.
 	var duties []duty
 	if !cfg.NoAuditor {
-		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: component("auditor"), Metrics: reg,
+		au := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: a.component("auditor"), Metrics: reg,
 			Interval: cfg.AuditInterval}
-		duties = append(duties, duty{"auditor", a.Run})
+		duties = append(duties, duty{"auditor", au.Run})
 	}
 	if !cfg.NoRetention && cfg.retention.Enabled() {
-		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: component("retention")}
+		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: a.component("retention")}
 		duties = append(duties, duty{"retention", r.Run})
 	}
 	if !cfg.NoNotifier && contracts != nil {
 		g := &reconciler.Digest{Store: store, Digests: store, Contracts: contracts, Secrets: credentials,
-			ConsoleURL: cfg.ConsoleURL, Log: component("digest"), SendAt: cfg.DigestAt, Overdue: cfg.DigestOverdue}
+			ConsoleURL: cfg.ConsoleURL, Log: a.component("digest"), SendAt: cfg.DigestAt, Overdue: cfg.DigestOverdue}
 		duties = append(duties, duty{"digest", g.Run})
 	}
-	loops = append(loops, electors(duties, store, cfg, reg, component("leader"))...)
-	if console != nil {
-		loops = append(loops, sessionSweeper{console, log})
+	return append(loops, electors(duties, store, cfg, reg, a.component("leader"))...)
+}
+
+// Run starts the servers and the loops (and, with --demo, the playground),
+// prints the start-up line, and serves until ctx ends or a server fails;
+// then it stops taking requests first and lets the loops finish what they
+// hold.
+func (a *app) Run(ctx context.Context, stdout io.Writer) error {
+	errc := make(chan error, len(a.servers))
+	for _, s := range a.servers {
+		go func() { errc <- s.srv.Serve(s.ln) }()
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup
 	work.Add(1)
-	// The gauge reader runs with the loops but is not one of the loops the
-	// start-up line counts: those are the work the --no-X flags switch off.
-	// Nor is the console's retry of its provider's discovery, which ends
-	// once the provider has answered.
-	aside := []interface{ Run(context.Context) error }{gauges}
-	if console != nil {
-		aside = append(aside, console)
-	}
-	go func() { defer work.Done(); reconciler.Run(workCtx, append(loops, aside...)...) }()
+	go func() { defer work.Done(); reconciler.Run(workCtx, append(a.loops, a.aside...)...) }()
 
+	where := ""
+	if a.metricsLn != nil {
+		where = fmt.Sprintf("metrics: http://%s/metrics; ", a.metricsLn.Addr())
+	}
 	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
-		ln.Addr(), desc, len(contracts.Names()), where, len(loops))
+		a.ln.Addr(), a.desc, len(a.contracts.Names()), where, len(a.loops))
 
 	var serveErr error
 	stopDemo := func() {}
-	if cfg.Demo {
-		stopDemo, serveErr = startPlayground(ctx, store, demo, "http://"+ln.Addr().String(), log)
+	if a.cfg.Demo {
+		stopDemo, serveErr = startPlayground(ctx, a.store, a.demo, a.self(), a.log)
 	}
 	if serveErr == nil {
 		select {
@@ -287,13 +376,12 @@ func (s *serveCmd) run(ctx context.Context, e *env) error {
 		case <-ctx.Done():
 		}
 	}
-	// Stop taking requests first, then let the loops finish what they hold.
-	component("serve").Info("shutting down")
+	a.component("serve").Info("shutting down")
 	stopDemo() // the playground's trickle uses the API, so it stops before the server
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
+	for _, s := range a.servers {
+		if err := s.srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
 			serveErr = fmt.Errorf("shutdown: %w", err)
 		}
 	}
@@ -310,7 +398,7 @@ type duty struct {
 
 // electors returns one reconciler.Elector per duty, all under this
 // replica's id, exporting settle_leader by duty.
-func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) []interface{ Run(context.Context) error } {
+func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) []runner {
 	if len(duties) == 0 {
 		return nil
 	}
@@ -319,7 +407,7 @@ func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg pro
 		id = replicaID()
 	}
 	gauge := reconciler.NewLeaderGauge(reg)
-	var out []interface{ Run(context.Context) error }
+	var out []runner
 	for _, d := range duties {
 		out = append(out, &reconciler.Elector{Leases: leases, Duty: d.name, Holder: id, Work: d.run, Log: log,
 			Leading: gauge.WithLabelValues(d.name), TTL: cfg.LeaderLease})
