@@ -11,33 +11,6 @@ type OperationLister interface {
 	List(ctx context.Context, f ListFilter) (Page, error)
 }
 
-// ResolutionLister lists a tenant's manual-resolution proposals
-// (ResolutionStore.Resolutions).
-type ResolutionLister interface {
-	Resolutions(ctx context.Context, tenant string, open bool) ([]Resolution, error)
-}
-
-// EscalationQueue is what an integration owner works: a tenant's ESCALATED
-// operations and the proposals to resolve them.
-type EscalationQueue struct {
-	Operations []Operation  // ESCALATED now, newest first, at most MaxListLimit
-	Proposals  []Resolution // newest first; only open ones unless asked for all
-}
-
-// Escalations reads the tenant's escalation queue; all includes decided
-// proposals. The CLI and the console show the same queue.
-func Escalations(ctx context.Context, ops OperationLister, rs ResolutionLister, tenant string, all bool) (EscalationQueue, error) {
-	page, err := ops.List(ctx, ListFilter{Tenant: tenant, State: Escalated, Limit: MaxListLimit})
-	if err != nil {
-		return EscalationQueue{}, err
-	}
-	proposals, err := rs.Resolutions(ctx, tenant, !all)
-	if err != nil {
-		return EscalationQueue{}, err
-	}
-	return EscalationQueue{Operations: page.Operations, Proposals: proposals}, nil
-}
-
 // FigureSource is what Figures reads: the transitions, the refused payload
 // conflicts, the audit's findings and the ESCALATED operations.
 type FigureSource interface {

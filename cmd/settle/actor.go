@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os/user"
 	"strings"
@@ -18,21 +17,6 @@ const (
 	cliRoleAdmin = "admin" // tokens and callbacks
 	cliRoleOwner = "owner" // escalations and quarantine
 )
-
-// byFlag defines --by: who acts, recorded as the stable subject "cli:NAME".
-// For tokens and callbacks it defaults to the operating-system user, so
-// that scripts that issue tokens keep working; quarantine decisions name
-// their person explicitly. Escalation decisions, which the two-person rule
-// counts, take no --by: see asPerson.
-func byFlag(fs *flag.FlagSet, defaultToOSUser bool) *string {
-	def := ""
-	if defaultToOSUser {
-		if u, err := user.Current(); err == nil {
-			def = u.Username
-		}
-	}
-	return fs.String("by", def, "who acts, recorded as cli:NAME")
-}
 
 // asCLI returns ctx carrying the CLI actor cli:<name> in role.
 func asCLI(ctx context.Context, name, role string) context.Context {

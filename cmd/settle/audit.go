@@ -2,53 +2,36 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 
-	"settle/ledger"
 	"settle/reconciler"
 )
 
-const auditUsage = `usage: settle audit --target NAME [--contracts FILE] [--database-url URL]
+// auditCmd runs `settle audit`: one full pass of the auditor over one
+// target's final (SUCCEEDED and FAILED_TERMINAL) operations. It prints a
+// summary line and one line per finding, and fails (exit 1) unless the pass
+// was complete and clean, so that a drill or a deployment can gate on it.
+type auditCmd struct {
+	dbOption      `embed:""`
+	targetOptions `embed:""`
+}
 
-  One full audit pass over the target's SUCCEEDED and FAILED_TERMINAL
-  operations (duplicates, losses, phantoms): exit 0 when
-  clean, 1 on any finding or failed lookup, 2 on usage errors.
-`
+// Help is the detail of settle audit --help.
+func (auditCmd) Help() string {
+	return `One full audit pass over the target's SUCCEEDED and FAILED_TERMINAL
+operations (duplicates, losses, phantoms): exit 0 when clean, 1 on any
+finding or failed lookup, 2 on usage errors.`
+}
 
-// audit runs `settle audit`: one full pass of the auditor over one target's
-// final (SUCCEEDED and FAILED_TERMINAL) operations. It prints a summary
-// line and one line per finding,
-// and returns an error (exit 1) unless the pass was complete and clean, so
-// that a drill or a deployment can gate on it.
-func audit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle audit", flag.ContinueOnError), auditUsage)
-	dbURL := dbFlag(fs)
-	contracts := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	name := fs.String("target", "", "the target to audit (required)")
-	if err := parse(fs, args, stdout, stderr); err != nil {
-		return err
-	}
-	set, _, credentials, err := oneTarget("audit", *contracts, *name, stderr)
-	if err != nil {
-		return err
-	}
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	as, ok := any(st).(ledger.AuditStore)
-	if !ok {
-		return errors.New("this store keeps no audit findings")
-	}
-	a := &reconciler.Auditor{Audit: as, Contracts: set, Client: targetClient(credentials, st),
-		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+func (c *auditCmd) check() error { return c.load() }
+
+func (c *auditCmd) runLedger(ctx context.Context, e *env, s *services) error {
+	a := &reconciler.Auditor{Audit: s.store, Contracts: c.set, Client: targetClient(c.credentials, s.store),
+		Log: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	stdout, name := e.stdout, &c.Target
 	rep, err := a.AuditTarget(ctx, *name)
 	if err != nil {
 		return err

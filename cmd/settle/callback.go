@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -11,121 +11,142 @@ import (
 	"settle/ledger"
 )
 
-const callbackUsage = `usage: settle callback <set|show|retry|remove> --tenant NAME [flags]
-
-  settle callback set --tenant NAME --url URL [--by NAME]   set the tenant's callback endpoint; prints
-                                                            a new signing secret on stdout (shown once)
-  settle callback show --tenant NAME                        print the endpoint (never the secret) and
-                                                            the notifications given up after
-                                                            settle serve's --callback-max-attempts
-  settle callback retry --tenant NAME                       queue the given-up notifications again,
-                                                            due now, with a fresh count of attempts
-  settle callback remove --tenant NAME [--by NAME]          remove the endpoint; undelivered
-                                                            notifications are discarded
-
-  Setting and removing are recorded as actions of cli:NAME in role admin;
-  --by defaults to the operating-system user. The URL must be https:// and
-  not an internal address; set accepts --callbacks-allow-http and
-  --callbacks-allow-net as settle serve does, and the server checks again
-  under its own flags before each delivery.
-`
-
-// callback runs `settle callback …`: each tenant may have one endpoint that
-// settle POSTs a signed notification to when one of its operations is
+// callbackCmd runs `settle callback …`: each tenant may have one endpoint
+// that settle POSTs a signed notification to when one of its operations is
 // SUCCEEDED, FAILED_TERMINAL or ESCALATED.
-func callback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, callbackUsage)
-		return errUsage
+type callbackCmd struct {
+	Set    callbackSet    `cmd:"" help:"set the tenant's callback endpoint; prints a new signing secret on stdout (shown once)"`
+	Show   callbackShow   `cmd:"" help:"print the endpoint (never the secret) and the notifications given up after settle serve's --callback-max-attempts"`
+	Retry  callbackRetry  `cmd:"" help:"queue the given-up notifications again, due now, with a fresh count of attempts"`
+	Remove callbackRemove `cmd:"" help:"remove the endpoint; undelivered notifications are discarded"`
+}
+
+// Help is the detail of settle callback --help.
+func (callbackCmd) Help() string {
+	return `Setting and removing are recorded as actions of cli:NAME in role admin;
+--by defaults to the operating-system user. The URL must be https:// and
+not an internal address; set accepts --callbacks-allow-http and
+--callbacks-allow-net as settle serve does, and the server checks again
+under its own flags before each delivery.`
+}
+
+// callbackTenant is the tenant whose callback a command is about, checked
+// before any store is touched (or created).
+type callbackTenant struct {
+	dbOption `embed:""`
+	Tenant   string `help:"tenant whose callback this is (required)"`
+}
+
+func (c callbackTenant) checkTenant() error {
+	if c.Tenant == "" {
+		return usagef("--tenant is required")
 	}
-	cmd := args[0]
-	if isHelp(cmd) {
-		fmt.Fprint(stdout, callbackUsage)
-		return errHelp
-	}
-	if cmd != "set" && cmd != "show" && cmd != "retry" && cmd != "remove" {
-		fmt.Fprintf(stderr, "unknown callback command %q\n%s", cmd, callbackUsage)
-		return errUsage
-	}
-	fs := withUsage(flag.NewFlagSet("settle callback "+cmd, flag.ContinueOnError), callbackUsage)
-	dbURL := dbFlag(fs)
-	tenant := fs.String("tenant", "", "tenant whose callback this is (required)")
-	var by *string
-	if cmd != "show" && cmd != "retry" {
-		by = byFlag(fs, true)
-	}
-	var (
-		endpoint *string
-		policy   ledger.CallbackPolicy
-	)
-	if cmd == "set" {
-		endpoint = fs.String("url", "", "absolute https:// URL that receives the notifications (required)")
-		fs.BoolVar(&policy.AllowHTTP, "callbacks-allow-http", false, "accept a plain http:// URL, for development (the server must allow it too)")
-		fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes the URL may name although internal",
-			func(v string) (err error) { policy.Allow, err = ledger.ParseCallbackNets(v); return err })
-	}
-	if err := parse(fs, args[1:], stdout, stderr); err != nil {
-		return err
-	}
-	if *tenant == "" || (endpoint != nil && *endpoint == "") || (by != nil && *by == "") {
-		fmt.Fprint(stderr, callbackUsage)
-		return errUsage
-	}
-	// Refuse a bad tenant or URL before touching (or creating) a store.
-	if !ledger.ValidTenant(*tenant) {
+	if !ledger.ValidTenant(c.Tenant) {
 		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
-	if endpoint != nil {
-		if err := policy.CheckURL(*endpoint); err != nil {
-			return err
-		}
-	}
+	return nil
+}
 
-	st, _, err := openStore(ctx, *dbURL, stderr)
+type callbackSet struct {
+	callbackTenant `embed:""`
+	byOption       `embed:""`
+	URL            string `name:"url" help:"absolute https:// URL that receives the notifications (required)"`
+	callbackRules  `embed:""`
+}
+
+func (c *callbackSet) check() error {
+	if c.URL == "" {
+		return usagef("--url is required")
+	}
+	if err := errors.Join(c.checkBy(), c.checkTenant()); err != nil {
+		return err
+	}
+	policy, err := c.callbackPolicy()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	cs, ok := any(st).(ledger.CallbackStore)
-	if !ok {
-		return fmt.Errorf("this store does not support callbacks")
-	}
+	return policy.CheckURL(c.URL)
+}
 
-	switch cmd {
-	case "set":
-		secret, err := ledger.NewCallbackSecret()
-		if err != nil {
-			return err
-		}
-		if err := cs.SetCallback(asCLI(ctx, *by, cliRoleAdmin), *tenant, *endpoint, []byte(secret), time.Now()); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "callback set for tenant %s; the signing secret is shown only once\n", *tenant)
-		fmt.Fprintln(stdout, secret)
-	case "show":
-		c, err := cs.GetCallback(ctx, *tenant)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, shown(c.URL))
-		g, err := cs.GivenUpNotifications(ctx, *tenant, givenUpShown)
-		if err != nil {
-			return err
-		}
-		printGivenUp(stdout, g, "settle callback retry --tenant NAME")
-	case "retry":
-		k, err := cs.RetryGivenUp(ctx, *tenant, time.Now())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "queued %d given-up notification(s) of tenant %s again\n", k, *tenant)
-	case "remove":
-		if err := cs.RemoveCallback(asCLI(ctx, *by, cliRoleAdmin), *tenant); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "removed the callback of tenant %s\n", *tenant)
+func (c *callbackSet) runLedger(ctx context.Context, e *env, s *services) error {
+	secret, err := ledger.NewCallbackSecret()
+	if err != nil {
+		return err
 	}
+	if err := s.store.SetCallback(asCLI(ctx, c.By, cliRoleAdmin), c.Tenant, c.URL, []byte(secret), time.Now()); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "callback set for tenant %s; the signing secret is shown only once\n", c.Tenant)
+	fmt.Fprintln(e.stdout, secret)
 	return nil
+}
+
+type callbackShow struct {
+	callbackTenant `embed:""`
+}
+
+func (c *callbackShow) check() error { return c.checkTenant() }
+
+func (c *callbackShow) runLedger(ctx context.Context, e *env, s *services) error {
+	cb, err := s.store.GetCallback(ctx, c.Tenant)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, shown(cb.URL))
+	g, err := s.store.GivenUpNotifications(ctx, c.Tenant, givenUpShown)
+	if err != nil {
+		return err
+	}
+	printGivenUp(e.stdout, g, "settle callback retry --tenant NAME")
+	return nil
+}
+
+type callbackRetry struct {
+	callbackTenant `embed:""`
+}
+
+func (c *callbackRetry) check() error { return c.checkTenant() }
+
+func (c *callbackRetry) runLedger(ctx context.Context, e *env, s *services) error {
+	k, err := s.store.RetryGivenUp(ctx, c.Tenant, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "queued %d given-up notification(s) of tenant %s again\n", k, c.Tenant)
+	return nil
+}
+
+type callbackRemove struct {
+	callbackTenant `embed:""`
+	byOption       `embed:""`
+}
+
+func (c *callbackRemove) check() error { return errors.Join(c.checkBy(), c.checkTenant()) }
+
+func (c *callbackRemove) runLedger(ctx context.Context, e *env, s *services) error {
+	if err := s.store.RemoveCallback(asCLI(ctx, c.By, cliRoleAdmin), c.Tenant); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "removed the callback of tenant %s\n", c.Tenant)
+	return nil
+}
+
+// callbackRules are where callbacks may go, as settle serve and settle
+// callback set take them.
+type callbackRules struct {
+	CallbacksAllowHTTP bool   `name:"callbacks-allow-http" help:"accept and deliver plain http:// callback URLs; for development only, the signed body then travels in the clear"`
+	CallbacksAllowNet  string `name:"callbacks-allow-net" help:"comma-separated addresses or CIDR prefixes callbacks may reach although internal (loopback, private, link-local); empty: none"`
+}
+
+// policy is the rules as the ledger applies them; a bad address is a usage
+// error naming the flag.
+func (r callbackRules) callbackPolicy() (ledger.CallbackPolicy, error) {
+	p := ledger.CallbackPolicy{AllowHTTP: r.CallbacksAllowHTTP}
+	var err error
+	if p.Allow, err = ledger.ParseCallbackNets(r.CallbacksAllowNet); err != nil {
+		return p, usagef("invalid value for --callbacks-allow-net: %v", err)
+	}
+	return p, nil
 }
 
 // givenUpShown is how many of the latest given-up notifications show lists.

@@ -67,7 +67,7 @@ func TestCallback_ShowRetryGivenUp(t *testing.T) {
 			if err != nil || len(ns) != 1 || ns[0].OperationID != op.ID || ns[0].Attempts != 1 {
 				t.Fatalf("claim after retry = %+v, %v", ns, err)
 			}
-			if code, _, errOut = settleCmd(t, "callback", "retry", "--database-url", db); code != 2 || !strings.Contains(errOut, "usage") {
+			if code, _, errOut = settleCmd(t, "callback", "retry", "--database-url", db); code != 2 || !strings.Contains(errOut, "--tenant is required") {
 				t.Fatalf("retry without tenant: exit %d, %q", code, errOut)
 			}
 		})

@@ -87,7 +87,7 @@ func TestBadDatabaseURL(t *testing.T) {
 func TestUsage(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{}, {"bogus"}} {
-		if code, _, stderr := runIn(t, t.TempDir(), nil, args...); code != 2 || !strings.Contains(stderr, "commands:") {
+		if code, _, stderr := runIn(t, t.TempDir(), nil, args...); code != 2 || !strings.Contains(stderr, "Commands:") {
 			t.Fatalf("settle %v: exit %d, stderr %q; want 2 and the list of commands", args, code, stderr)
 		}
 	}
@@ -95,22 +95,22 @@ func TestUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--no-such-flag"}, "settle serve: flag provided but not defined: -no-such-flag"},
-		{[]string{"migrate", "extra"}, `settle migrate: unexpected argument "extra"`},
+		{[]string{"serve", "--no-such-flag"}, "settle serve: unknown flag --no-such-flag"},
+		{[]string{"migrate", "extra"}, "settle migrate: unexpected argument extra"},
 		{[]string{"token", "create"}, "settle token create: --tenant is required"},
 		{[]string{"token", "create", "--database-url", "sqlite:x.db"}, "settle token create: --tenant is required"},
 		{[]string{"token", "revoke"}, "settle token revoke: the token ID is required"},
-		{[]string{"token", "list", "extra"}, `settle token list: unexpected argument "extra"`},
+		{[]string{"token", "list", "extra"}, "settle token list: unexpected argument extra"},
 		{[]string{"token", "list"}, "settle token list: --tenant is required"},
 		{[]string{"token", "revoke", "tok_1"}, "settle token revoke: --tenant is required"},
-		{[]string{"token", "frob"}, `settle token: unknown command "frob"`},
+		{[]string{"token", "frob"}, "settle token: unexpected argument frob"},
 		{[]string{"serve", "--workers", "0"}, "settle serve: --workers must be at least 1"},
 		{[]string{"serve", "--log-format", "xml"}, `settle serve: --log-format must be text or json, got "xml"`},
 		{[]string{"serve", "--log-level", "loud"}, `settle serve: --log-level: must be debug, info, warn or error, got "loud"`},
 		{[]string{"serve", "--leader-lease", "1ms"}, "settle serve: --leader-lease must be at least 3ms"},
 		{[]string{"serve", "--audit-interval", "0s"}, "settle serve: --audit-interval must be positive"},
 		{[]string{"audit"}, "settle audit: --target is required"},
-		{[]string{"sim", "--bogus"}, "settle sim: flag provided but not defined: -bogus"},
+		{[]string{"sim", "--bogus"}, "settle sim: unknown flag --bogus"},
 	} {
 		dir := t.TempDir()
 		code, stdout, stderr := runIn(t, dir, []string{"DATABASE_URL="}, tt.args...)
@@ -135,31 +135,33 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string // in stdout
 	}{
-		{[]string{"-h"}, []string{"usage: settle <command>", "serve", "sim"}},
-		{[]string{"help"}, []string{"usage: settle <command>"}},
-		{[]string{"serve", "-h"}, []string{"usage: settle serve", "-body-limit", "-no-executor", "-workers"}},
-		{[]string{"serve", "--help"}, []string{"usage: settle serve"}},
-		{[]string{"serve", "--demo", "-h"}, []string{"usage: settle serve"}},
-		{[]string{"sim", "-h"}, []string{"usage: settle sim", "-print-contract", "-drop-after-commit"}},
-		{[]string{"sim", "--help"}, []string{"usage: settle sim"}},
-		{[]string{"config", "-h"}, []string{"usage: settle config check", "--config FILE"}},
-		{[]string{"migrate", "-h"}, []string{"usage: settle migrate", "-database-url"}},
-		{[]string{"token", "-h"}, []string{"usage: settle token"}},
-		{[]string{"token", "create", "-h"}, []string{"usage: settle token", "-tenant"}},
-		{[]string{"token", "revoke", "-h"}, []string{"usage: settle token"}},
-		{[]string{"operation", "-h"}, []string{"usage: settle operation show"}},
-		{[]string{"operation", "show", "-h"}, []string{"usage: settle operation show", "-tenant"}},
-		{[]string{"escalation", "-h"}, []string{"usage: settle escalation"}},
-		{[]string{"escalation", "propose", "-h"}, []string{"usage: settle escalation", "-remote-ref"}},
-		{[]string{"quarantine", "-h"}, []string{"usage: settle quarantine"}},
-		{[]string{"quarantine", "resolve", "-h"}, []string{"usage: settle quarantine", "-note"}},
-		{[]string{"figures", "-h"}, []string{"usage: settle figures", "-csv"}},
-		{[]string{"callback", "-h"}, []string{"usage: settle callback"}},
-		{[]string{"callback", "set", "-h"}, []string{"usage: settle callback", "-url"}},
-		{[]string{"tenant", "-h"}, []string{"usage: settle tenant"}},
-		{[]string{"tenant", "set", "-h"}, []string{"usage: settle tenant", "-param", "-force"}},
-		{[]string{"tenant", "show", "-h"}, []string{"usage: settle tenant", "-format"}},
-		{[]string{"audit", "-h"}, []string{"usage: settle audit", "-target"}},
+		{[]string{"-h"}, []string{"Usage: settle <command>", "serve", "sim"}},
+		{[]string{"help"}, []string{"Usage: settle <command>"}},
+		{[]string{"serve", "-h"}, []string{"Usage: settle serve", "-body-limit", "-no-executor", "-workers"}},
+		{[]string{"serve", "--help"}, []string{"Usage: settle serve"}},
+		{[]string{"serve", "--demo", "-h"}, []string{"Usage: settle serve"}},
+		{[]string{"sim", "-h"}, []string{"Usage: settle sim", "-print-contract", "-drop-after-commit"}},
+		{[]string{"sim", "--help"}, []string{"Usage: settle sim"}},
+		{[]string{"config", "-h"}, []string{"Usage: settle config", "config check"}},
+		{[]string{"config", "check", "-h"}, []string{"Usage: settle config check", "--config FILE", "--workers"}},
+		{[]string{"help", "config", "check"}, []string{"Usage: settle config check", "--config FILE"}},
+		{[]string{"migrate", "-h"}, []string{"Usage: settle migrate", "-database-url"}},
+		{[]string{"token", "-h"}, []string{"Usage: settle token"}},
+		{[]string{"token", "create", "-h"}, []string{"Usage: settle token", "-tenant"}},
+		{[]string{"token", "revoke", "-h"}, []string{"Usage: settle token"}},
+		{[]string{"operation", "-h"}, []string{"Usage: settle operation", "operation show"}},
+		{[]string{"operation", "show", "-h"}, []string{"Usage: settle operation show", "-tenant"}},
+		{[]string{"escalation", "-h"}, []string{"Usage: settle escalation"}},
+		{[]string{"escalation", "propose", "-h"}, []string{"Usage: settle escalation", "-remote-ref"}},
+		{[]string{"quarantine", "-h"}, []string{"Usage: settle quarantine"}},
+		{[]string{"quarantine", "resolve", "-h"}, []string{"Usage: settle quarantine", "-note"}},
+		{[]string{"figures", "-h"}, []string{"Usage: settle figures", "-csv"}},
+		{[]string{"callback", "-h"}, []string{"Usage: settle callback"}},
+		{[]string{"callback", "set", "-h"}, []string{"Usage: settle callback", "-url"}},
+		{[]string{"tenant", "-h"}, []string{"Usage: settle tenant"}},
+		{[]string{"tenant", "set", "-h"}, []string{"Usage: settle tenant", "-param", "-force"}},
+		{[]string{"tenant", "show", "-h"}, []string{"Usage: settle tenant", "-format"}},
+		{[]string{"audit", "-h"}, []string{"Usage: settle audit", "-target"}},
 	} {
 		dir := t.TempDir()
 		code, stdout, stderr := runIn(t, dir, []string{"DATABASE_URL="}, tt.args...)

@@ -3,16 +3,16 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
-	"regexp"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -21,15 +21,13 @@ import (
 	"settle/target"
 )
 
-// One configuration model for settle serve: every setting is a flag; the
-// flags that name an environment variable ("(env NAME)" in their usage)
-// read it; and a YAML file (--config) may set any of them, one key per
-// flag, spelled with underscores (database_url: …, log_format: json).
-// A flag given on the command line wins over the environment, which wins
-// over the file, which wins over the default.
-
-// envOfFlag finds the environment variable a flag's usage names.
-var envOfFlag = regexp.MustCompile(`\(env ([A-Z][A-Z0-9_]*)\)`)
+// One configuration model for settle serve: every setting is a flag of
+// serveConfig; the flags with an env tag read that variable; and a YAML
+// file (--config) may set any of them, one key per flag, spelled with
+// underscores (database_url: …, log_format: json). A flag given on the
+// command line wins over the environment, which wins over the file, which
+// wins over the default. kong does the layering; fileResolver reads the
+// file.
 
 // configFileError is one problem of the file, at its line and key.
 type configFileError struct {
@@ -131,93 +129,141 @@ func yamlProblem(err error) (int, string) {
 	return 0, err.Error()
 }
 
-// applyConfigFile sets on fs each setting of the file at path that neither
-// the command line nor the environment set, and returns where every flag's
-// value came from: "flag", "env NAME", "FILE:LINE" or "default".
-func applyConfigFile(fs *flag.FlagSet, path string, getenv func(string) string) (map[string]string, error) {
-	sources := map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) {
-		sources[f.Name] = "default"
-		if m := envOfFlag.FindStringSubmatch(f.Usage); m != nil && getenv(m[1]) != "" {
-			sources[f.Name] = "env " + m[1]
+// fileResolver gives kong the settings of the --config file of the
+// command being parsed (settle serve, settle config check): a setting that
+// neither the command line nor the environment set. Every problem of the
+// file is collected and reported at once, by Validate.
+type fileResolver struct {
+	loaded bool
+	path   string
+	byKey  map[string]fileSetting
+	used   map[string]fileSetting // by flag name: the settings applied
+	errs   []error
+}
+
+var _ kong.Resolver = (*fileResolver)(nil)
+
+// load reads the file the command's --config names, once per parse, and
+// notes its unknown keys.
+func (r *fileResolver) load(ctx *kong.Context) {
+	r.loaded = true
+	var config *kong.Flag
+	known := map[string]bool{}
+	for _, f := range ctx.Flags() {
+		if f.Name == "config" {
+			config = f
 		}
-	})
-	fs.Visit(func(f *flag.Flag) { sources[f.Name] = "flag" })
-	if path == "" {
-		return sources, nil
+		known[strings.ReplaceAll(f.Name, "-", "_")] = f.Name != "config" && f.Name != "help"
 	}
-	settings, err := readConfigFile(path)
-	if settings == nil {
-		return sources, err
+	if config == nil {
+		return
 	}
-	errs := []error{err}
+	r.path, _ = ctx.FlagValue(config).(string)
+	if r.path == "" {
+		return
+	}
+	settings, err := readConfigFile(r.path)
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+	r.byKey, r.used = map[string]fileSetting{}, map[string]fileSetting{}
 	for _, s := range settings {
-		name := strings.ReplaceAll(s.key, "_", "-")
-		f := fs.Lookup(name)
-		if f == nil || name == "config" {
-			errs = append(errs, &configFileError{path, s.line, s.key, "unknown setting (settle serve -h lists them; spell them with _ for -)"})
+		if !known[s.key] {
+			r.errs = append(r.errs, &configFileError{r.path, s.line, s.key, "unknown setting (settle serve --help lists them; spell them with _ for -)"})
 			continue
 		}
-		if src := sources[name]; src != "default" {
-			continue // the command line and the environment win
-		}
-		if err := fs.Set(name, s.value); err != nil {
-			errs = append(errs, &configFileError{path, s.line, s.key, "want " + want(f)})
-			continue
-		}
-		sources[name] = fmt.Sprintf("%s:%d", path, s.line)
+		r.byKey[s.key] = s
 	}
-	return sources, errors.Join(errs...)
+}
+
+// Resolve is the file's value of flag, unless the environment sets it.
+func (r *fileResolver) Resolve(ctx *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
+	if !r.loaded {
+		r.load(ctx)
+	}
+	s, ok := r.byKey[strings.ReplaceAll(flag.Name, "-", "_")]
+	if !ok {
+		return nil, nil
+	}
+	for _, name := range flag.Envs {
+		if os.Getenv(name) != "" {
+			return nil, nil // the environment wins
+		}
+	}
+	// Parsed here first so that a bad value is reported at its line,
+	// without quoting it (it may be a secret).
+	scratch := reflect.New(flag.Target.Type()).Elem()
+	if err := flag.Parse(kong.ScanFromTokens(kong.Token{Type: kong.FlagValueToken, Value: s.value}), scratch); err != nil {
+		r.errs = append(r.errs, &configFileError{r.path, s.line, s.key, "want " + want(flag.Target.Type())})
+		return nil, nil
+	}
+	r.used[flag.Name] = s
+	return s.value, nil
+}
+
+// Validate reports every problem of the file.
+func (r *fileResolver) Validate(*kong.Application) error { return errors.Join(r.errs...) }
+
+// sources says where every flag of the parsed command got its value:
+// "flag", "env NAME", "FILE:LINE" or "default".
+func (r *fileResolver) sources(e *env) map[string]string {
+	out := map[string]string{}
+	for _, f := range e.kctx.Flags() {
+		out[f.Name] = "default"
+		for _, name := range f.Envs {
+			if os.Getenv(name) != "" {
+				out[f.Name] = "env " + name
+			}
+		}
+		if s, ok := r.used[f.Name]; ok {
+			out[f.Name] = fmt.Sprintf("%s:%d", r.path, s.line)
+		}
+		if e.given[f.Name] {
+			out[f.Name] = "flag"
+		}
+	}
+	return out
 }
 
 // want describes the values a flag takes, without quoting the one given,
 // which may be a secret (a password in a database URL).
-func want(f *flag.Flag) string {
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return "a valid value"
-	}
-	switch g.Get().(type) {
-	case time.Duration:
+func want(t reflect.Type) string {
+	switch t {
+	case reflect.TypeFor[time.Duration]():
 		return "a duration such as 30s, 5m or 1h"
-	case bool:
+	case reflect.TypeFor[retentionPeriod]():
+		return "a whole number of days such as 30d, or a duration such as 720h"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
 		return "true or false"
-	case int, int64, uint, uint64:
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64:
 		return "a whole number"
-	case float64:
+	case reflect.Float64:
 		return "a number"
 	}
 	return "a valid value"
 }
 
-// blame rewrites a one-line complaint about --NAME, written by the checks
-// after parsing, to say where in the file that value came from.
-type blame struct {
-	w       io.Writer
-	sources map[string]string
-}
-
-func (b blame) Write(p []byte) (int, error) {
-	msg := string(p)
+// blame rewrites a complaint about --NAME, written by the checks after
+// parsing, to say where in the file that value came from.
+func blame(msg string, sources map[string]string) string {
 	// The first flag the message names whose value came from the file.
 	first, at := "", len(msg)
-	for name, src := range b.sources {
+	for name, src := range sources {
 		if !strings.Contains(src, ":") {
 			continue
 		}
-		for _, end := range []string{" ", ":", ","} {
-			if i := strings.Index(msg, "--"+name+end); i >= 0 && i < at {
+		for _, end := range []string{" ", ":", ",", ")"} {
+			if i := strings.Index(msg+" ", "--"+name+end); i >= 0 && i < at {
 				first, at = name, i
 			}
 		}
 	}
-	if prefix, rest, ok := strings.Cut(msg, ": "); ok && first != "" {
-		msg = fmt.Sprintf("%s: %s: %s: %s", prefix, b.sources[first], strings.ReplaceAll(first, "-", "_"), rest)
+	if first == "" {
+		return msg
 	}
-	if _, err := io.WriteString(b.w, msg); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return fmt.Sprintf("%s: %s: %s", sources[first], strings.ReplaceAll(first, "-", "_"), msg)
 }
 
 // secretSetting reports whether a flag's value must never be printed.
@@ -258,19 +304,26 @@ func masked(name, value string) string {
 	return value
 }
 
-// printSettings writes every setting of fs, masked, and where it came
-// from, sorted by name.
-func printSettings(w io.Writer, fs *flag.FlagSet, sources map[string]string) {
+// printSettings writes every setting of the parsed command, masked, and
+// where it came from, sorted by name.
+func printSettings(w io.Writer, e *env, sources map[string]string) {
+	flags := map[string]*kong.Flag{}
 	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	for _, f := range e.kctx.Flags() {
+		if f.Name == "help" {
+			continue
+		}
+		flags[f.Name] = f
+		names = append(names, f.Name)
+	}
 	slices.Sort(names)
 	width := 0
 	for _, n := range names {
 		width = max(width, len(n))
 	}
 	for _, n := range names {
-		f := fs.Lookup(n)
-		fmt.Fprintf(w, "%-*s  %s  (%s)\n", width, strings.ReplaceAll(n, "-", "_"), quoteEmpty(masked(n, f.Value.String())), sources[n])
+		v := fmt.Sprint(e.kctx.FlagValue(flags[n]))
+		fmt.Fprintf(w, "%-*s  %s  (%s)\n", width, strings.ReplaceAll(n, "-", "_"), quoteEmpty(masked(n, v)), sources[n])
 	}
 }
 
@@ -281,7 +334,20 @@ func quoteEmpty(s string) string {
 	return s
 }
 
-const configUsage = `usage: settle config check [--config FILE] [any flag of settle serve]
+// configCmd is `settle config`.
+type configCmd struct {
+	Check configCheck `cmd:"" help:"check settle serve's configuration and print it, secrets masked"`
+}
+
+// configCheck is `settle config check`: it takes every setting of settle
+// serve.
+type configCheck struct {
+	serveConfig `embed:""`
+}
+
+// Help is the detail of settle config check --help.
+func (configCheck) Help() string {
+	return `settle config check [--config FILE] [any flag of settle serve]
 
 Reads settle serve's configuration as serve would — flags, then environment
 variables, then the --config file, then defaults — checks it, and prints
@@ -290,34 +356,19 @@ With --contracts it also loads the contracts and says whether each secret
 they name is set (never its value), and with --console-config checks the
 console's sign-in file and tries its OpenID provider's discovery. Exit 0
 when serve would start with it, 1 when a contract or secret is wrong or the
-OpenID provider cannot be reached, 2 when a setting is.
-`
+OpenID provider cannot be reached, 2 when a setting is.`
+}
 
-// configCmd runs `settle config check`.
-func configCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || isHelp(args[0]) {
-		w := stderr
-		if len(args) > 0 {
-			w = stdout
-		}
-		fmt.Fprint(w, configUsage)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return errHelp
+func (c *configCheck) run(ctx context.Context, e *env) error {
+	sources := e.file.sources(e)
+	if err := c.validate(); err != nil {
+		return blameUsage(err, sources)
 	}
-	if args[0] != "check" {
-		fmt.Fprintf(stderr, "settle config: unknown command %q\n", args[0])
-		return errUsage
-	}
-	cfg, err := serveFlags(args[1:], stdout, stderr)
-	if err != nil {
-		return err
-	}
-	printSettings(stdout, cfg.flags, cfg.sources)
+	stdout, cfg := e.stdout, c.serveConfig
+	printSettings(stdout, e, sources)
 	var problems []string
-	if cfg.contracts != "" {
-		set, err := target.Load(cfg.contracts)
+	if cfg.Contracts != "" {
+		set, err := target.Load(cfg.Contracts)
 		if err != nil {
 			return err
 		}
@@ -339,15 +390,15 @@ func configCmd(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if cfg.consoleConfig != "" {
-		ac, err := auth.LoadConfig(cfg.consoleConfig)
+	if cfg.ConsoleConfig != "" {
+		ac, err := auth.LoadConfig(cfg.ConsoleConfig)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "console sign-in: %s is valid\n", cfg.consoleConfig)
+		fmt.Fprintf(stdout, "console sign-in: %s is valid\n", cfg.ConsoleConfig)
 		// serve starts without its provider (the console then says sign-in
 		// is unavailable), but a check before a deployment should know.
-		if err := auth.CheckProvider(context.Background(), ac); err != nil {
+		if err := auth.CheckProvider(ctx, ac); err != nil {
 			fmt.Fprintf(stdout, "console sign-in: the OpenID provider could not be reached: %v\n", err)
 			problems = append(problems, "console sign-in: the OpenID provider at "+ac.OIDC.Issuer+
 				" could not be reached; serve would start, but nobody could sign in to the console until it answers")

@@ -92,7 +92,7 @@ func TestConfig_Errors(t *testing.T) {
 				t.Errorf("%s: settle %s: exit %d, stdout %q; want 2 and nothing", tt.name, cmd[0], code, out)
 			}
 			for _, w := range tt.want {
-				if !strings.Contains(errOut, "settle serve: "+file+w) {
+				if prefix := "settle " + strings.Join(cmd[:len(cmd)-2], " ") + ": "; !strings.Contains(errOut, prefix+file+w) {
 					t.Errorf("%s: settle %s: stderr %q lacks %q", tt.name, cmd[0], errOut, file+w)
 				}
 			}
@@ -171,16 +171,12 @@ func TestConfig_Blame(t *testing.T) {
 	t.Parallel()
 	sources := map[string]string{"read-timeout": "s.yaml:3", "write-timeout": "s.yaml:9", "workers": "flag", "lease": "default"}
 	for msg, want := range map[string]string{
-		"settle serve: --write-timeout (1s) must exceed --read-timeout (2s)\n": "settle serve: s.yaml:9: write_timeout: --write-timeout (1s) must exceed --read-timeout (2s)\n",
-		"settle serve: --workers must be at least 1, got 0\n":                  "settle serve: --workers must be at least 1, got 0\n",
-		"settle serve: --leader-lease must be at least 3ms\n":                  "settle serve: --leader-lease must be at least 3ms\n",
+		"--write-timeout (1s) must exceed --read-timeout (2s)": "s.yaml:9: write_timeout: --write-timeout (1s) must exceed --read-timeout (2s)",
+		"--workers must be at least 1, got 0":                  "--workers must be at least 1, got 0",
+		"--leader-lease must be at least 3ms":                  "--leader-lease must be at least 3ms",
 	} {
-		var out strings.Builder
-		if _, err := (blame{&out, sources}).Write([]byte(msg)); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != want {
-			t.Errorf("%q became %q, want %q", msg, out.String(), want)
+		if got := blame(msg, sources); got != want {
+			t.Errorf("%q became %q, want %q", msg, got, want)
 		}
 	}
 }

@@ -19,17 +19,17 @@ func consoleSignIn(ctx context.Context, cfg serveConfig, ss ledger.SessionStore,
 	log *slog.Logger) (*auth.Console, error) {
 	opts := []auth.Option{auth.WithRender(web.RenderSignIn), auth.WithLogger(log), auth.WithListenAddr(addr)}
 	switch {
-	case cfg.demo && cfg.consoleConfig != "":
+	case cfg.Demo && cfg.ConsoleConfig != "":
 		return nil, fmt.Errorf("--demo and --console-config exclude each other: the demo signs people in without a provider")
-	case cfg.demo:
+	case cfg.Demo:
 		// Plain http on loopback: the browser would drop a Secure cookie.
 		c, err := auth.NewDemoConsole(ss, append(opts, auth.WithInsecureCookie())...)
 		if err != nil {
 			return nil, fmt.Errorf("demo sign-in: %w", err)
 		}
 		return c, nil
-	case cfg.consoleConfig != "":
-		ac, err := auth.LoadConfig(cfg.consoleConfig)
+	case cfg.ConsoleConfig != "":
+		ac, err := auth.LoadConfig(cfg.ConsoleConfig)
 		if err != nil {
 			return nil, err
 		}

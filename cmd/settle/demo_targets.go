@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -103,13 +102,12 @@ func startDemoTargets(self string, playground bool) (*target.Set, demoTarget, er
 // checkDemoAddr refuses --demo on anything but a loopback address: the
 // playground's sign-in needs no password, so it must not be reachable from
 // another machine.
-func checkDemoAddr(addr string, stderr io.Writer) error {
+func checkDemoAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err == nil && isLoopback(host) {
 		return nil
 	}
-	fmt.Fprintf(stderr, "settle serve: --demo lets anyone sign in without a password, so --addr must be a loopback address (127.0.0.1, ::1 or localhost), got %q\n", addr)
-	return errUsage
+	return usagef("--demo lets anyone sign in without a password, so --addr must be a loopback address (127.0.0.1, ::1 or localhost), got %q", addr)
 }
 
 // isLoopback reports whether host names only this machine. An empty or

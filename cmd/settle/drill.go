@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,77 +15,80 @@ import (
 	"settle/target"
 )
 
-const drillUsage = `usage: settle drill --target NAME [--contracts FILE] [--database-url URL] [--tenant drill] [--payload FILE]
+// targetOptions name one target of a contracts file (settle drill,
+// settle audit): load checks both are given, the file valid, the target in
+// it, and reads the credentials its contracts name from the environment.
+type targetOptions struct {
+	Contracts   string `env:"SETTLE_CONTRACTS" help:"target contracts file"`
+	Target      string `help:"the target (required)"`
+	set         *target.Set
+	contract    *target.Contract
+	credentials *target.Secrets
+}
 
-  Runs the paper's six fault-injection tests, and a seventh for legitimate
-  repeats, against the target its contract names (the simulator or a
-  vendor's sandbox), injecting the faults on settle's own side of the
-  connection. Uses operations of the drill tenant only, and never claims
-  another tenant's. Stores the results for settle gonogo and prints them.
-  Exit 0 when every test passed, 1 when any failed, 2 on usage errors.
-`
-
-// oneTarget is the start of a command about one target of a contracts
-// file (settle drill, settle audit): both flags given, the file valid, the
-// target in it, and the credentials its contracts name read from the
-// environment. A usage problem is explained on stderr (errUsage).
-func oneTarget(cmd, contracts, name string, stderr io.Writer) (*target.Set, *target.Contract, *target.Secrets, error) {
+func (o *targetOptions) load() error {
 	switch {
-	case name == "":
-		fmt.Fprintf(stderr, "settle %s: --target is required\n", cmd)
-		return nil, nil, nil, errUsage
-	case contracts == "":
-		fmt.Fprintf(stderr, "settle %s: --contracts (or SETTLE_CONTRACTS) is required\n", cmd)
-		return nil, nil, nil, errUsage
+	case o.Target == "":
+		return usagef("--target is required")
+	case o.Contracts == "":
+		return usagef("--contracts (or SETTLE_CONTRACTS) is required")
 	}
-	set, err := target.Load(contracts)
+	set, err := target.Load(o.Contracts)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	c, ok := set.Get(name)
+	c, ok := set.Get(o.Target)
 	if !ok {
-		fmt.Fprintf(stderr, "settle %s: no target %q in %s (targets: %s)\n", cmd, name, contracts, strings.Join(set.Names(), ", "))
-		return nil, nil, nil, errUsage
+		return usagef("no target %q in %s (targets: %s)", o.Target, o.Contracts, strings.Join(set.Names(), ", "))
 	}
 	credentials, err := target.ReadSecrets(set, os.Getenv)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	return set, c, credentials, nil
+	o.set, o.contract, o.credentials = set, c, credentials
+	return nil
 }
 
-// runDrill runs `settle drill`.
-func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle drill", flag.ContinueOnError), drillUsage)
-	dbURL := dbFlag(fs)
-	contracts := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	name := fs.String("target", "", "the target to drill (required)")
-	tenant := fs.String("tenant", "drill", "the dedicated tenant whose operations the drill creates")
-	payloadFile := fs.String("payload", "", "a JSON object used as every drill operation's approved payload (default: a small charge the simulator takes)")
-	if err := parse(fs, args, stdout, stderr); err != nil {
+// drillCmd is `settle drill`.
+type drillCmd struct {
+	dbOption      `embed:""`
+	targetOptions `embed:""`
+	Tenant        string `default:"drill" help:"the dedicated tenant whose operations the drill creates"`
+	Payload       string `help:"a JSON object used as every drill operation's approved payload (default: a small charge the simulator takes)"`
+	payload       []byte
+}
+
+// Help is the detail of settle drill --help.
+func (drillCmd) Help() string {
+	return `Runs the paper's six fault-injection tests, and a seventh for legitimate
+repeats, against the target its contract names (the simulator or a
+vendor's sandbox), injecting the faults on settle's own side of the
+connection. Uses operations of the drill tenant only, and never claims
+another tenant's. Stores the results for settle gonogo and prints them.
+Exit 0 when every test passed, 1 when any failed, 2 on usage errors.`
+}
+
+func (c *drillCmd) check() error {
+	if err := c.load(); err != nil {
 		return err
 	}
-	_, c, credentials, err := oneTarget("drill", *contracts, *name, stderr)
-	if err != nil {
-		return err
-	}
-	var payload []byte
-	if *payloadFile != "" {
-		if payload, err = os.ReadFile(*payloadFile); err != nil {
+	if c.Payload != "" {
+		var err error
+		if c.payload, err = os.ReadFile(c.Payload); err != nil {
 			return fmt.Errorf("read --payload: %w", err)
 		}
 	}
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	return nil
+}
+
+func (c *drillCmd) runLedger(ctx context.Context, e *env, s *services) error {
+	st := s.store
 	results, err := drill.Run(ctx, drill.Config{
-		Store: st, Contract: c, Secrets: credentials, Params: st, Tenant: *tenant, Payload: payload,
+		Store: st, Contract: c.contract, Secrets: c.credentials, Params: st, Tenant: c.Tenant, Payload: c.payload,
 		Version: buildVersion(),
-		Log:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Log:     slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
-	printDrill(stdout, c.Name, results)
+	printDrill(e.stdout, c.contract.Name, results)
 	if err != nil {
 		return err
 	}
@@ -97,7 +99,7 @@ func runDrill(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d drill tests failed against target %s", failed, len(results), c.Name)
+		return fmt.Errorf("%d of %d drill tests failed against target %s", failed, len(results), c.contract.Name)
 	}
 	return nil
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,35 +16,145 @@ import (
 	"settle/target"
 )
 
-const escalationUsage = `usage: settle escalation <verb> --tenant NAME [flags]
+// escalationCmd works the escalation queue from the command line through
+// the same service as the console (resolve.Service): the same checks, the
+// same queue, the same four questions.
+type escalationCmd struct {
+	Queue    escalationQueue    `cmd:"" help:"the escalation queue: ESCALATED operations and UNKNOWN ones past their deadline, a page at a time"`
+	List     escalationList     `cmd:"" help:"the queue and the tenant's proposals (--all: decided ones too)"`
+	Show     escalationShow     `cmd:"" help:"the runbook's four questions about one operation, from settle's evidence"`
+	Propose  escalationPropose  `cmd:"" help:"propose how an ESCALATED operation ended: confirm, not-applied, replay or supersede"`
+	Approve  escalationApprove  `cmd:"" help:"approve a proposal (a different person than the proposer)"`
+	Reject   escalationReject   `cmd:"" help:"reject a proposal, with the reason"`
+	Withdraw escalationWithdraw `cmd:"" help:"withdraw your own proposal"`
+	Notices  escalationNotices  `cmd:"" help:"the escalation notices to owning teams given up after --callback-max-attempts; --retry queues them again"`
+}
 
-  settle escalation queue     --tenant T [--target X] [--show escalated|overdue] [--sort deadline|newest] [--limit N] [--cursor C]
-  settle escalation list      --tenant T [--all]     (the queue and the open proposals; --all: decided ones too)
-  settle escalation show      --tenant T OPERATION   (the runbook's four questions, from settle's evidence)
-  settle escalation propose   --tenant T OPERATION --kind confirm|not-applied|replay|supersede [--remote-ref ID] --reason TEXT --as PERSON
-  settle escalation approve   --tenant T PROPOSAL --as PERSON    (a different person than the proposer)
-  settle escalation reject    --tenant T PROPOSAL --as PERSON --reason TEXT
-  settle escalation withdraw  --tenant T PROPOSAL --as PERSON [--reason TEXT]   (the proposer only)
-  settle escalation notices   --tenant T [--retry]
-      print the notices to owning teams given up after settle serve's
-      --callback-max-attempts; --retry queues them again, due now
+// Help is the detail of settle escalation --help.
+func (escalationCmd) Help() string {
+	return `The rules are the console's (package resolve): "confirm" is checked by a
+lookup at the target, a replay only inside its window less the request
+timeout and the replay margin, a supersede only when a lookup finds
+nothing and the absence rules hold. settle asks targets with the
+contracts --contracts names (env SETTLE_CONTRACTS) and the credentials
+and tenant parameters settle serve uses; without a target's contract,
+"confirm" is taken on the two people's word and replay and supersede
+are refused, as in the console.
 
-  The rules are the console's (package resolve): "confirm" is checked by a
-  lookup at the target, a replay only inside its window less the request
-  timeout and the replay margin, a supersede only when a lookup finds
-  nothing and the absence rules hold. settle asks targets with the
-  contracts --contracts names (env SETTLE_CONTRACTS) and the credentials
-  and tenant parameters settle serve uses; without a target's contract,
-  "confirm" is taken on the two people's word and replay and supersede
-  are refused, as in the console.
+--as PERSON names the console person you act as, as the event log shows
+them (oidc:<subject> or demo:<user>); settle must know them: they have
+signed in to the console or acted in the tenant there. The record is
+"cli:<your OS user> as PERSON", in role owner; the two-person rule
+compares the person, so nobody approves their own proposal, made here
+or in the console.`
+}
 
-  --as PERSON names the console person you act as, as the event log shows
-  them (oidc:<subject> or demo:<user>); settle must know them: they have
-  signed in to the console or acted in the tenant there. The record is
-  "cli:<your OS user> as PERSON", in role owner; the two-person rule
-  compares the person, so nobody approves their own proposal, made here
-  or in the console.
-`
+// escalationOptions are the flags every escalation command takes.
+type escalationOptions struct {
+	dbOption  `embed:""`
+	Tenant    string `help:"the tenant (required)"`
+	Contracts string `env:"SETTLE_CONTRACTS" help:"target contracts file, for settle to check a proposal with the target"`
+	By        string `hidden:"" help:"no longer accepted: use --as"`
+}
+
+func (o escalationOptions) checkTenant() error {
+	if o.By != "" {
+		return usagef("--by is no longer accepted: the operating-system user is recorded, with --as naming the console person you act as")
+	}
+	if o.Tenant == "" {
+		return usagef("--tenant is required")
+	}
+	return nil
+}
+
+// service is the owners' service over the store, with the contracts.
+func (o escalationOptions) service(s *services) (*resolve.Service, resolve.Scope, error) {
+	var set *target.Set
+	if o.Contracts != "" {
+		var err error
+		if set, err = target.Load(o.Contracts); err != nil {
+			return nil, nil, err
+		}
+	}
+	svc, err := resolveService(s.store, set)
+	return svc, resolve.TenantScope(o.Tenant), err
+}
+
+// decision is what acting on the queue takes besides the tenant.
+type decision struct {
+	escalationOptions `embed:""`
+	As                string `help:"the console person you act as (required)"`
+}
+
+func (d decision) checkDecision() error {
+	if err := d.checkTenant(); err != nil {
+		return err
+	}
+	if d.As == "" {
+		return usagef("--as is required (the console person you act as)")
+	}
+	return nil
+}
+
+// act returns the service and the context of the person acting.
+func (d decision) act(ctx context.Context, s *services) (*resolve.Service, resolve.Scope, context.Context, error) {
+	svc, sc, err := d.service(s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	actx, err := asPerson(ctx, s.store, d.Tenant, d.As)
+	return svc, sc, actx, err
+}
+
+type escalationQueue struct {
+	escalationOptions `embed:""`
+	Target            string `help:"only this target"`
+	Show              string `help:"escalated or overdue (default both)"`
+	Sort              string `help:"deadline or newest (default oldest first)"`
+	Limit             int    `help:"operations per page (default 100)"`
+	Cursor            string `help:"continue after the page that printed this cursor"`
+}
+
+func (c *escalationQueue) check() error { return c.checkTenant() }
+
+func (c *escalationQueue) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, err := c.service(s)
+	if err != nil {
+		return err
+	}
+	return printQueue(ctx, svc, sc, resolve.QueueFilter{Tenant: c.Tenant, Target: c.Target, Show: resolve.Show(c.Show),
+		Order: resolve.Order(c.Sort), Limit: c.Limit, Cursor: c.Cursor}, e.stdout)
+}
+
+type escalationList struct {
+	escalationOptions `embed:""`
+	All               bool `help:"list decided proposals too"`
+}
+
+func (c *escalationList) check() error { return c.checkTenant() }
+
+func (c *escalationList) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, err := c.service(s)
+	if err != nil {
+		return err
+	}
+	return listEscalations(ctx, svc, s.store, sc, c.Tenant, c.All, e.stdout)
+}
+
+type escalationShow struct {
+	Operation         string `arg:"" help:"the operation's id"`
+	escalationOptions `embed:""`
+}
+
+func (c *escalationShow) check() error { return c.checkTenant() }
+
+func (c *escalationShow) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, err := c.service(s)
+	if err != nil {
+		return err
+	}
+	return showCase(ctx, svc, sc, c.Tenant, c.Operation, e.stdout)
+}
 
 // kindNames are the CLI's words for the kinds of proposal.
 var kindNames = map[string]ledger.ResolutionKind{
@@ -52,135 +162,129 @@ var kindNames = map[string]ledger.ResolutionKind{
 	"replay": ledger.KindReplay, "supersede": ledger.KindSupersede,
 }
 
-// escalation works the escalation queue from the command line through the
-// same service as the console (resolve.Service).
-func escalation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	verbs := map[string]int{"queue": 0, "list": 0, "show": 1, "propose": 1, "approve": 1, "reject": 1, "withdraw": 1, "notices": 0}
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, escalationUsage)
-		return errHelp
+type escalationPropose struct {
+	Operation string `arg:"" help:"the ESCALATED operation's id"`
+	decision  `embed:""`
+	Kind      string `help:"what happened: confirm (the target holds the object), not-applied, replay (one same-key replay) or supersede"`
+	To        string `hidden:"" help:"no longer accepted: use --kind"`
+	RemoteRef string `name:"remote-ref" help:"the target's object id (confirm only)"`
+	Reason    string `help:"the evidence relied on"`
+}
+
+func (c *escalationPropose) check() error {
+	if c.To != "" {
+		return usagef("--to is no longer accepted: say what happened with --kind confirm|not-applied|replay|supersede")
 	}
-	if len(args) == 0 {
-		fmt.Fprint(stderr, escalationUsage)
-		return errUsage
+	if _, ok := kindNames[c.Kind]; !ok {
+		return usagef("--kind must be confirm, not-applied, replay or supersede, got %s", shown(c.Kind))
 	}
-	verb := args[0]
-	wantPos, ok := verbs[verb]
-	if !ok {
-		fmt.Fprint(stderr, escalationUsage)
-		return errUsage
-	}
-	fs := withUsage(flag.NewFlagSet("settle escalation "+verb, flag.ContinueOnError), escalationUsage)
-	dbURL := dbFlag(fs)
-	contractsPath := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	tenant := fs.String("tenant", "", "the tenant (required)")
-	all := fs.Bool("all", false, "list decided proposals too")
-	retry := fs.Bool("retry", false, "queue the given-up notices again (notices)")
-	kind := fs.String("kind", "", "confirm, not-applied, replay or supersede")
-	ref := fs.String("remote-ref", "", "the target's object id (confirm only)")
-	reason := fs.String("reason", "", "the evidence relied on, or why a proposal is rejected or withdrawn")
-	as := fs.String("as", "", "the console person you act as (required to act)")
-	by := fs.String("by", "", "no longer accepted: use --as")
-	to := fs.String("to", "", "no longer accepted: use --kind")
-	var q resolve.QueueFilter
-	fs.StringVar(&q.Target, "target", "", "queue: only this target")
-	show := fs.String("show", "", "queue: escalated or overdue (default both)")
-	sortBy := fs.String("sort", "", "queue: deadline or newest (default oldest first)")
-	fs.IntVar(&q.Limit, "limit", 0, "queue: operations per page (default 100)")
-	fs.StringVar(&q.Cursor, "cursor", "", "queue: continue after the page that printed this cursor")
-	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
+	return c.checkDecision()
+}
+
+func (c *escalationPropose) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, actx, err := c.act(ctx, s)
 	if err != nil {
 		return err
 	}
-	switch {
-	case *by != "":
-		fmt.Fprintf(stderr, "--by is no longer accepted: the operating-system user is recorded, with --as naming the console person you act as\n%s", escalationUsage)
-		return errUsage
-	case *to != "":
-		fmt.Fprintf(stderr, "--to is no longer accepted: say what happened with --kind confirm|not-applied|replay|supersede\n%s", escalationUsage)
-		return errUsage
+	if op, err := svc.Operation(ctx, sc, c.Tenant, c.Operation); err == nil && svc.Contract(op.Target) == nil {
+		fmt.Fprintf(e.stderr, "settle: warning: no contract for target %s is loaded (--contracts): settle cannot check this proposal with the target\n", shown(op.Target))
 	}
-	acts := verb != "queue" && verb != "list" && verb != "show" && verb != "notices"
-	if *tenant == "" || len(pos) != wantPos || (acts && *as == "") || (*retry && verb != "notices") {
-		fmt.Fprint(stderr, escalationUsage)
-		return errUsage
-	}
-	var id int64
-	if verb == "approve" || verb == "reject" || verb == "withdraw" {
-		if id, err = strconv.ParseInt(pos[0], 10, 64); err != nil {
-			fmt.Fprintf(stderr, "proposal id must be a number, got %q\n", pos[0])
-			return errUsage
-		}
-	}
-	k, known := kindNames[*kind]
-	if verb == "propose" && !known {
-		fmt.Fprintf(stderr, "--kind must be confirm, not-applied, replay or supersede, got %s\n", shown(*kind))
-		return errUsage
-	}
-	q.Tenant, q.Show, q.Order = *tenant, resolve.Show(*show), resolve.Order(*sortBy)
-	var set *target.Set
-	if *contractsPath != "" {
-		if set, err = target.Load(*contractsPath); err != nil {
-			return err
-		}
-	}
-	st, _, err := openStore(ctx, *dbURL, stderr)
+	r, err := svc.Propose(actx, sc, c.Tenant, c.Operation, resolve.Proposal{Kind: kindNames[c.Kind], RemoteRef: c.RemoteRef, Reason: c.Reason})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	svc, err := resolveService(st, set)
+	fmt.Fprintf(e.stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID),
+		shown(string(r.To)), shown(personName(r.ProposedByName, r.ProposedBy)))
+	return nil
+}
+
+// proposalID is the proposal a decision is about.
+type proposalID struct {
+	Proposal string `arg:"" help:"the proposal's number (settle escalation list)"`
+	id       int64
+}
+
+func (p *proposalID) checkID() error {
+	id, err := strconv.ParseInt(p.Proposal, 10, 64)
+	if err != nil {
+		return usagef("proposal id must be a number, got %q", p.Proposal)
+	}
+	p.id = id
+	return nil
+}
+
+type escalationApprove struct {
+	proposalID `embed:""`
+	decision   `embed:""`
+}
+
+func (c *escalationApprove) check() error { return errors.Join(c.checkDecision(), c.checkID()) }
+
+func (c *escalationApprove) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, actx, err := c.act(ctx, s)
 	if err != nil {
 		return err
 	}
-	sc := resolve.TenantScope(*tenant)
-	switch verb {
-	case "queue":
-		return printQueue(ctx, svc, sc, q, stdout)
-	case "list":
-		return listEscalations(ctx, svc, st, sc, *tenant, *all, stdout)
-	case "show":
-		return showCase(ctx, svc, sc, *tenant, pos[0], stdout)
-	case "notices":
-		return escalationNotices(ctx, st, *tenant, *retry, stdout)
-	}
-	actx, err := asPerson(ctx, st, *tenant, *as)
+	d, err := svc.Approve(actx, sc, c.Tenant, c.id)
 	if err != nil {
 		return err
 	}
-	switch verb {
-	case "propose":
-		op, err := svc.Operation(ctx, sc, *tenant, pos[0])
-		if err == nil && svc.Contract(op.Target) == nil {
-			fmt.Fprintf(stderr, "settle: warning: no contract for target %s is loaded (--contracts): settle cannot check this proposal with the target\n", shown(op.Target))
-		}
-		r, err := svc.Propose(actx, sc, *tenant, pos[0], resolve.Proposal{Kind: k, RemoteRef: *ref, Reason: *reason})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "proposal %d: %s → %s, awaiting approval by someone other than %s\n", r.ID, shown(r.OperationID),
-			shown(string(r.To)), shown(personName(r.ProposedByName, r.ProposedBy)))
-	case "approve":
-		d, err := svc.Approve(actx, sc, *tenant, id)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "approved %d: operation %s is %s\n", id, shown(d.Operation.ID), shown(string(d.Operation.State)))
-		if d.Successor.ID != "" {
-			fmt.Fprintf(stdout, "superseded by operation %s (intent %s)\n", shown(d.Successor.ID), shown(d.Successor.IntentRef))
-		}
-	case "reject":
-		if err := svc.Reject(actx, sc, *tenant, id, *reason); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "rejected %d\n", id)
-	case "withdraw":
-		if err := svc.Withdraw(actx, sc, *tenant, id, *reason); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "withdrew %d\n", id)
+	fmt.Fprintf(e.stdout, "approved %d: operation %s is %s\n", c.id, shown(d.Operation.ID), shown(string(d.Operation.State)))
+	if d.Successor.ID != "" {
+		fmt.Fprintf(e.stdout, "superseded by operation %s (intent %s)\n", shown(d.Successor.ID), shown(d.Successor.IntentRef))
 	}
 	return nil
+}
+
+type escalationReject struct {
+	proposalID `embed:""`
+	decision   `embed:""`
+	Reason     string `help:"why the proposal is rejected"`
+}
+
+func (c *escalationReject) check() error { return errors.Join(c.checkDecision(), c.checkID()) }
+
+func (c *escalationReject) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, actx, err := c.act(ctx, s)
+	if err != nil {
+		return err
+	}
+	if err := svc.Reject(actx, sc, c.Tenant, c.id, c.Reason); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "rejected %d\n", c.id)
+	return nil
+}
+
+type escalationWithdraw struct {
+	proposalID `embed:""`
+	decision   `embed:""`
+	Reason     string `help:"why you withdraw it"`
+}
+
+func (c *escalationWithdraw) check() error { return errors.Join(c.checkDecision(), c.checkID()) }
+
+func (c *escalationWithdraw) runLedger(ctx context.Context, e *env, s *services) error {
+	svc, sc, actx, err := c.act(ctx, s)
+	if err != nil {
+		return err
+	}
+	if err := svc.Withdraw(actx, sc, c.Tenant, c.id, c.Reason); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "withdrew %d\n", c.id)
+	return nil
+}
+
+type escalationNotices struct {
+	escalationOptions `embed:""`
+	Retry             bool `help:"queue the given-up notices again, due now, with a fresh count of attempts"`
+}
+
+func (c *escalationNotices) check() error { return c.checkTenant() }
+
+func (c *escalationNotices) runLedger(ctx context.Context, e *env, s *services) error {
+	return escalationNoticesOf(ctx, s.store, c.Tenant, c.Retry, e.stdout)
 }
 
 // resolveService builds the owners' service over st, asking targets with
@@ -341,10 +445,10 @@ func personName(name, subject string) string {
 	return subject
 }
 
-// escalationNotices prints the tenant's escalation notices given up after
+// escalationNoticesOf prints the tenant's escalation notices given up after
 // the bound on attempts, as `settle callback show` prints given-up
 // callbacks, or with retry queues them again.
-func escalationNotices(ctx context.Context, store store, tenant string, retry bool, w io.Writer) error {
+func escalationNoticesOf(ctx context.Context, store store, tenant string, retry bool, w io.Writer) error {
 	if !ledger.ValidTenant(tenant) {
 		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}

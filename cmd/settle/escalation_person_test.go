@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"os/user"
 	"path/filepath"
@@ -78,7 +79,7 @@ func TestEscalation_CLIActsAsKnownPerson(t *testing.T) {
 	}
 	cli := func(args ...string) (string, error) {
 		var out bytes.Buffer
-		err := escalation(ctx, append(args, "--tenant", "acme", "--database-url", db), &out, &out)
+		err := execute(ctx, append(append([]string{"escalation"}, args...), "--tenant", "acme", "--database-url", db), &out, &out)
 		return out.String(), err
 	}
 	refused := func(what string, want ledger.Code, args ...string) {
@@ -101,8 +102,9 @@ func TestEscalation_CLIActsAsKnownPerson(t *testing.T) {
 	refused("own1, padded", ledger.EForbidden, "approve", id(r), "--as", " oidc:own1 ")
 	refused("a person settle does not know", ledger.EInvalid, "approve", id(r), "--as", "oidc:mallory")
 	refused("a known person of another kind", ledger.EInvalid, "approve", id(r), "--as", "cli:bob")
-	if out, err := cli("approve", id(r), "--by", "bob"); err != errUsage || !strings.Contains(out, "--as") {
-		t.Fatalf("--by: %v\n%s", err, out)
+	var usage *usageError
+	if _, err := cli("approve", id(r), "--by", "bob"); !errors.As(err, &usage) || !strings.Contains(usage.msg, "--as") {
+		t.Fatalf("--by: %v", err)
 	}
 	if out, err := cli("approve", id(r), "--as", "oidc:bob"); err != nil || !strings.Contains(out, "FAILED_TERMINAL") {
 		t.Fatalf("approve by bob: %v\n%s", err, out)

@@ -2,59 +2,62 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"text/tabwriter"
 	"time"
 
 	"settle/ledger"
 )
 
-const figuresUsage = `usage: settle figures --tenant NAME [--days N | --since DURATION | --from DATE [--to DATE]] [--csv]
+// figuresCmd prints a tenant's manager figures, as a table or as CSV.
+type figuresCmd struct {
+	dbOption `embed:""`
+	Tenant   string        `help:"the tenant (required)"`
+	Since    time.Duration `default:"720h" help:"how far back to look"`
+	Days     int           `help:"whole UTC days ending today (instead of --since)"`
+	From     string        `help:"first UTC day, YYYY-MM-DD (instead of --since)"`
+	To       string        `help:"last UTC day, YYYY-MM-DD, included (with --from; today when absent)"`
+	CSV      bool          `name:"csv" help:"print CSV (tenant,target,metric,value) for export"`
+	window   ledger.Window
+}
 
-  The paper's "what to measure", per target: operations entering UNKNOWN per
-  day, time from UNKNOWN to resolution (median, worst), escalations and the
-  oldest open one, payload conflicts, duplicates found by audit.
-  --days N is whole UTC days ending today, the console's window: the same
-  numbers as its page and CSV, read from the daily rollups.
-  --from and --to are UTC days (YYYY-MM-DD), both included, --to today when
-  absent: the console's /figures?from=…&to=… and its CSV, exactly.
-`
+// Help is the detail of settle figures --help.
+func (figuresCmd) Help() string {
+	return `The paper's "what to measure", per target: operations entering UNKNOWN per
+day, time from UNKNOWN to resolution (median, worst), escalations and the
+oldest open one, payload conflicts, duplicates found by audit.
+--days N is whole UTC days ending today, the console's window: the same
+numbers as its page and CSV, read from the daily rollups.
+--from and --to are UTC days (YYYY-MM-DD), both included, --to today when
+absent: the console's /figures?from=…&to=… and its CSV, exactly.`
+}
 
-// figures prints a tenant's manager figures, as a table or as CSV.
-func figures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle figures", flag.ContinueOnError), figuresUsage)
-	dbURL := dbFlag(fs)
-	tenant := fs.String("tenant", "", "the tenant (required)")
-	window := fs.Duration("since", 30*24*time.Hour, "how far back to look")
-	days := fs.Int("days", 0, "whole UTC days ending today (instead of --since)")
-	from := fs.String("from", "", "first UTC day, YYYY-MM-DD (instead of --since)")
-	to := fs.String("to", "", "last UTC day, YYYY-MM-DD, included (with --from; today when absent)")
-	asCSV := fs.Bool("csv", false, "print CSV (tenant,target,metric,value) for export")
-	pos, err := parseInterspersed(fs, args, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	if *tenant == "" || len(pos) != 0 || *window <= 0 || *days < 0 || (*days > 0 && (*from != "" || *to != "")) {
-		fmt.Fprint(stderr, figuresUsage)
-		return errUsage
+func (c *figuresCmd) check() error {
+	switch {
+	case c.Tenant == "":
+		return usagef("--tenant is required")
+	case c.Since <= 0:
+		return usagef("--since must be positive")
+	case c.Days < 0:
+		return usagef("--days must not be negative")
+	case c.Days > 0 && (c.From != "" || c.To != ""):
+		return usagef("--days and --from/--to exclude each other")
 	}
 	now := time.Now()
-	w := ledger.Window{Since: now.Add(-*window), Until: now}
+	c.window = ledger.Window{Since: now.Add(-c.Since), Until: now}
+	var err error
 	switch {
-	case *from != "" || *to != "":
-		if w, err = ledger.DatesEnding(*from, *to, now); err != nil {
-			return err
-		}
-	case *days > 0:
-		w = ledger.DaysEnding(now, *days)
+	case c.From != "" || c.To != "":
+		c.window, err = ledger.DatesEnding(c.From, c.To, now)
+	case c.Days > 0:
+		c.window = ledger.DaysEnding(now, c.Days)
 	}
-	store, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+	return err
+}
+
+func (c *figuresCmd) runLedger(ctx context.Context, e *env, s *services) error {
+	w := c.window
+	store, stdout, asCSV, tenant := s.store, e.stdout, &c.CSV, &c.Tenant
 	f, err := ledger.Figures(ctx, store, *tenant, w)
 	if err != nil {
 		return err

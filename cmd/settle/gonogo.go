@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -14,58 +12,54 @@ import (
 	"settle/target"
 )
 
-const gonogoUsage = `usage: settle gonogo [--contracts FILE] [--target NAME] [--format text|json] [--database-url URL]
-                     [--max-drill-age 90d] [--retention-owner TEAM --redact-payloads-after 30d ...]
+// gonogoCmd is `settle gonogo`.
+type gonogoCmd struct {
+	dbOption         `embed:""`
+	Contracts        string          `env:"SETTLE_CONTRACTS" help:"target contracts file"`
+	Target           string          `help:"evaluate this target only (default: every target)"`
+	Format           string          `default:"text" help:"text, or json for machines"`
+	MaxDrillAge      retentionPeriod `name:"max-drill-age" default:"${max_drill_age}" help:"a drill older than this no longer counts (e.g. 90d)"`
+	retentionOptions `embed:""`
+	set              *target.Set
+	names            []string
+}
 
-  Evaluates the paper's eleven go/no-go controls for every target (or one),
-  from the contract, the live database's schema, the target's last drill
-  and the retention rule, and prints one line per control:
-  PASS|FAIL  #n name — evidence. There is no score: one FAIL is a no-go.
-  Exit 0 when every control of every target passed, 1 otherwise, 2 on
-  usage errors.
-`
+// Help is the detail of settle gonogo --help.
+func (gonogoCmd) Help() string {
+	return `Evaluates the paper's eleven go/no-go controls for every target (or one),
+from the contract, the live database's schema, the target's last drill
+and the retention rule, and prints one line per control:
+PASS|FAIL  #n name — evidence. There is no score: one FAIL is a no-go.
+Exit 0 when every control of every target passed, 1 otherwise, 2 on
+usage errors.`
+}
 
-// runGonogo runs `settle gonogo`.
-func runGonogo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle gonogo", flag.ContinueOnError), gonogoUsage)
-	dbURL := dbFlag(fs)
-	contracts := fs.String("contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	name := fs.String("target", "", "evaluate this target only (default: every target)")
-	format := fs.String("format", "text", "text, or json for machines")
-	maxAge := gonogo.DefaultMaxDrillAge
-	fs.Var(retentionDuration{&maxAge}, "max-drill-age", "a drill older than this no longer counts (e.g. 90d)")
-	retention := retentionFlags(fs)
-	if err := parse(fs, args, stdout, stderr); err != nil {
-		return err
-	}
+func (c *gonogoCmd) check() error {
 	switch {
-	case *contracts == "":
-		fmt.Fprintln(stderr, "settle gonogo: --contracts (or SETTLE_CONTRACTS) is required")
-		return errUsage
-	case *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "settle gonogo: --format must be text or json, not %q\n", *format)
-		return errUsage
-	case maxAge <= 0:
-		fmt.Fprintln(stderr, "settle gonogo: --max-drill-age must be positive")
-		return errUsage
+	case c.Contracts == "":
+		return usagef("--contracts (or SETTLE_CONTRACTS) is required")
+	case c.Format != "text" && c.Format != "json":
+		return usagef("--format must be text or json, not %q", c.Format)
+	case c.MaxDrillAge <= 0:
+		return usagef("--max-drill-age must be positive")
 	}
-	set, err := target.Load(*contracts)
+	set, err := target.Load(c.Contracts)
 	if err != nil {
 		return err
 	}
-	names := set.Names()
-	if *name != "" {
-		if _, ok := set.Get(*name); !ok {
-			fmt.Fprintf(stderr, "settle gonogo: no target %q in %s (targets: %s)\n", *name, *contracts, strings.Join(names, ", "))
-			return errUsage
+	c.set, c.names = set, set.Names()
+	if c.Target != "" {
+		if _, ok := set.Get(c.Target); !ok {
+			return usagef("no target %q in %s (targets: %s)", c.Target, c.Contracts, strings.Join(c.names, ", "))
 		}
-		names = []string{*name}
+		c.names = []string{c.Target}
 	}
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	return nil
+}
+
+func (c *gonogoCmd) runLedger(ctx context.Context, e *env, s *services) error {
+	st, set, names, stdout := s.store, c.set, c.names, e.stdout
+	maxAge, retention, format := time.Duration(c.MaxDrillAge), c.policy(), &c.Format
 	list := make([]*target.Contract, len(names))
 	for i, n := range names {
 		list[i], _ = set.Get(n)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -12,39 +11,28 @@ import (
 	"settle/ledger"
 )
 
-const operationUsage = `usage: settle operation show --tenant NAME REF
-
-  REF is an operation id, intent reference, remote key or remote reference.
-  Prints each matching operation of the tenant and its event log — never the payload.
-`
-
-// operation shows an operation and its timeline for on-call work before
+// operationCmd is `settle operation`: on-call work on one operation before
 // (and besides) the console.
-func operation(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, operationUsage)
-		return errHelp
+type operationCmd struct {
+	Show operationShow `cmd:"" help:"print each matching operation of the tenant and its event log, never the payload"`
+}
+
+type operationShow struct {
+	Ref      string `arg:"" help:"an operation id, intent reference, remote key or remote reference"`
+	dbOption `embed:""`
+	Tenant   string `help:"the operation's tenant (required)"`
+}
+
+func (c *operationShow) check() error {
+	if c.Tenant == "" {
+		return usagef("--tenant is required")
 	}
-	if len(args) == 0 || args[0] != "show" {
-		fmt.Fprint(stderr, operationUsage)
-		return errUsage
-	}
-	fs := withUsage(flag.NewFlagSet("settle operation show", flag.ContinueOnError), operationUsage)
-	dbURL := dbFlag(fs)
-	tenant := fs.String("tenant", "", "the operation's tenant (required)")
-	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
-	if err != nil {
-		return err
-	}
-	if *tenant == "" || len(pos) != 1 {
-		fmt.Fprint(stderr, operationUsage)
-		return errUsage
-	}
-	store, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+	return nil
+}
+
+func (c *operationShow) runLedger(ctx context.Context, e *env, s *services) error {
+	store, stdout, tenant := s.store, e.stdout, &c.Tenant
+	pos := []string{c.Ref}
 	ops, err := store.Find(ctx, *tenant, pos[0])
 	if err != nil {
 		return err

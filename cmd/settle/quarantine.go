@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -12,84 +10,47 @@ import (
 	"settle/ledger"
 )
 
-const quarantineUsage = `usage: settle quarantine <list|resolve> [flags]
-
-  settle quarantine list [--all] [--tenant T]                  open items (--all: resolved ones too)
-  settle quarantine resolve ID --by NAME --note TEXT [--tenant T]
-                                                               close an item after review
-
-  An item belongs to the tenant of the operation it concerns, else to the
-  tenant the event claims; an item with neither is unattributed. list
-  shows every tenant's items and the unattributed ones, or only tenant T's.
-  resolve finds the open item in whichever tenant holds it, or only in
-  tenant T's when given; it is recorded as an action of cli:NAME in role
-  owner.
-`
-
-// quarantine lists and resolves quarantined inbound events. Resolving
+// quarantineCmd lists and resolves quarantined inbound events. Resolving
 // records who decided what; it never changes an operation — a person who
 // decides an event proves an outcome acts through the escalation path.
-func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, quarantineUsage)
-		return errHelp
-	}
-	if len(args) == 0 || (args[0] != "list" && args[0] != "resolve") {
-		fmt.Fprint(stderr, quarantineUsage)
-		return errUsage
-	}
-	fs := withUsage(flag.NewFlagSet("settle quarantine "+args[0], flag.ContinueOnError), quarantineUsage)
-	dbURL := dbFlag(fs)
-	all := fs.Bool("all", false, "include resolved items")
-	by := byFlag(fs, false)
-	tenant := fs.String("tenant", "", "only this tenant's items")
-	note := fs.String("note", "", "the decision (required for resolve)")
-	pos, err := parseInterspersed(fs, args[1:], stdout, stderr)
-	if err != nil {
-		return err
-	}
-	var id int64
-	if args[0] == "resolve" {
-		if len(pos) != 1 || *by == "" || *note == "" {
-			fmt.Fprint(stderr, quarantineUsage)
-			return errUsage
-		}
-		if id, err = strconv.ParseInt(pos[0], 10, 64); err != nil {
-			fmt.Fprintf(stderr, "quarantine item id must be a number, got %q\n", pos[0])
-			return errUsage
-		}
-	} else if len(pos) != 0 {
-		fmt.Fprint(stderr, quarantineUsage)
-		return errUsage
-	}
-	store, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+type quarantineCmd struct {
+	List    quarantineList    `cmd:"" help:"open items (--all: resolved ones too)"`
+	Resolve quarantineResolve `cmd:"" help:"close an item after review"`
+}
 
-	filter := ledger.QuarantineFilter{Open: !*all, AllTenants: true, Unattributed: true}
-	if *tenant != "" {
-		filter = ledger.QuarantineFilter{Open: !*all, Tenants: []string{*tenant}}
+// Help is the detail of settle quarantine --help.
+func (quarantineCmd) Help() string {
+	return `An item belongs to the tenant of the operation it concerns, else to the
+tenant the event claims; an item with neither is unattributed. list
+shows every tenant's items and the unattributed ones, or only tenant T's.
+resolve finds the open item in whichever tenant holds it, or only in
+tenant T's when given; it is recorded as an action of cli:NAME in role
+owner.`
+}
+
+type quarantineOptions struct {
+	dbOption `embed:""`
+	Tenant   string `help:"only this tenant's items"`
+}
+
+func (o quarantineOptions) filter(all bool) ledger.QuarantineFilter {
+	if o.Tenant != "" {
+		return ledger.QuarantineFilter{Open: !all, Tenants: []string{o.Tenant}}
 	}
-	if args[0] == "resolve" {
-		scope := *tenant
-		if scope == "" {
-			if scope, err = quarantineTenant(ctx, store, filter, id); err != nil {
-				return err
-			}
-		}
-		if err := store.ResolveQuarantine(asCLI(ctx, *by, cliRoleOwner), scope, id, *note); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "resolved %d\n", id)
-		return nil
-	}
-	items, err := store.ListQuarantine(ctx, filter)
+	return ledger.QuarantineFilter{Open: !all, AllTenants: true, Unattributed: true}
+}
+
+type quarantineList struct {
+	quarantineOptions `embed:""`
+	All               bool `help:"include resolved items"`
+}
+
+func (c *quarantineList) runLedger(ctx context.Context, e *env, s *services) error {
+	items, err := s.store.ListQuarantine(ctx, c.filter(c.All))
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tTARGET\tAT\tREASON\tEVENT\tCLAIMED TENANT\tREFERENCE\tREMOTE ID\tOPERATION\tRESOLVED")
 	for _, q := range items {
 		resolved := "-"
@@ -100,6 +61,44 @@ func quarantine(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			shown(q.Reason), dash(q.EventID), dash(q.Tenant), dash(q.Reference), dash(q.RemoteID), dash(q.OperationID), resolved)
 	}
 	return w.Flush()
+}
+
+type quarantineResolve struct {
+	Item              string `arg:"" help:"the item's id (settle quarantine list)"`
+	quarantineOptions `embed:""`
+	By                string `help:"who decides, recorded as cli:NAME (required)"`
+	Note              string `help:"the decision (required)"`
+	id                int64
+}
+
+func (c *quarantineResolve) check() error {
+	switch {
+	case c.By == "":
+		return usagef("--by is required (who decides)")
+	case c.Note == "":
+		return usagef("--note is required (the decision)")
+	}
+	id, err := strconv.ParseInt(c.Item, 10, 64)
+	if err != nil {
+		return usagef("quarantine item id must be a number, got %q", c.Item)
+	}
+	c.id = id
+	return nil
+}
+
+func (c *quarantineResolve) runLedger(ctx context.Context, e *env, s *services) error {
+	scope := c.Tenant
+	if scope == "" {
+		var err error
+		if scope, err = quarantineTenant(ctx, s.store, c.filter(false), c.id); err != nil {
+			return err
+		}
+	}
+	if err := s.store.ResolveQuarantine(asCLI(ctx, c.By, cliRoleOwner), scope, c.id, c.Note); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "resolved %d\n", c.id)
+	return nil
 }
 
 // quarantineTenant finds the tenant an open item belongs to among the

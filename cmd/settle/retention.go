@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -15,26 +13,28 @@ import (
 	"settle/reconciler"
 )
 
-// retentionDuration is a flag.Value for a retention period: a Go duration
-// ("720h") or a whole number of days ("30d"); "0" means never.
-type retentionDuration struct{ d *time.Duration }
+// retentionPeriod is a retention period as the flags take it: a Go
+// duration ("720h") or a whole number of days ("30d"); "0" means never.
+type retentionPeriod time.Duration
 
-func (r retentionDuration) String() string {
-	if r.d == nil || *r.d == 0 {
+func (r retentionPeriod) String() string {
+	d := time.Duration(r)
+	if d == 0 {
 		return "0"
 	}
-	if *r.d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", *r.d/(24*time.Hour))
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
-	return r.d.String()
+	return d.String()
 }
 
-func (r retentionDuration) Set(s string) error {
-	d, err := parseRetentionDuration(s)
+// UnmarshalText reads a period for kong.
+func (r *retentionPeriod) UnmarshalText(b []byte) error {
+	d, err := parseRetentionDuration(string(b))
 	if err != nil {
 		return err
 	}
-	*r.d = d
+	*r = retentionPeriod(d)
 	return nil
 }
 
@@ -55,35 +55,38 @@ func parseRetentionDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// retentionFlags registers the retention policy's flags on fs; the policy
-// is filled in as fs parses, and checked with Validate afterwards. The
-// owner defaults to $SETTLE_RETENTION_OWNER.
-func retentionFlags(fs *flag.FlagSet) *ledger.RetentionPolicy {
-	p := &ledger.RetentionPolicy{Owner: os.Getenv("SETTLE_RETENTION_OWNER")}
-	fs.StringVar(&p.Owner, "retention-owner", p.Owner,
-		"team or person who owns retention and deletion of settle's data (env SETTLE_RETENTION_OWNER)")
-	fs.Var(retentionDuration{&p.RedactPayloadsAfter}, "redact-payloads-after",
-		"redact the payload of operations final for this long (e.g. 30d; 0 = never; the hash stays)")
-	fs.Var(retentionDuration{&p.DeleteOperationsAfter}, "delete-operations-after",
-		"delete operations final for this long, with their events (e.g. 400d; 0 = never; at least redact-payloads-after)")
-	fs.Var(retentionDuration{&p.PurgeReviewedAfter}, "purge-reviewed-after",
-		"delete quarantine items resolved, and webhook deliveries processed, this long ago (e.g. 90d; 0 = never)")
-	return p
+// retentionOptions are the retention policy's flags (settle serve, purge
+// and gonogo); policy is the policy they give, checked with Validate.
+type retentionOptions struct {
+	RetentionOwner        string          `name:"retention-owner" env:"SETTLE_RETENTION_OWNER" help:"team or person who owns retention and deletion of settle's data"`
+	RedactPayloadsAfter   retentionPeriod `name:"redact-payloads-after" default:"0" help:"redact the payload of operations final for this long (e.g. 30d; 0 = never; the hash stays)"`
+	DeleteOperationsAfter retentionPeriod `name:"delete-operations-after" default:"0" help:"delete operations final for this long, with their events (e.g. 400d; 0 = never; at least redact-payloads-after)"`
+	PurgeReviewedAfter    retentionPeriod `name:"purge-reviewed-after" default:"0" help:"delete quarantine items resolved, and webhook deliveries processed, this long ago (e.g. 90d; 0 = never)"`
 }
 
-// checkRetention validates the parsed policy; the error is one line naming
-// the flag, for start-up.
-func checkRetention(cmd string, p *ledger.RetentionPolicy, stderr io.Writer) error {
-	if err := p.Validate(); err != nil {
-		fmt.Fprintf(stderr, "settle %s: --%s\n", cmd, ledger.ErrorMessage(err))
-		return errUsage
+func (o retentionOptions) policy() *ledger.RetentionPolicy {
+	return &ledger.RetentionPolicy{Owner: o.RetentionOwner, RedactPayloadsAfter: time.Duration(o.RedactPayloadsAfter),
+		DeleteOperationsAfter: time.Duration(o.DeleteOperationsAfter), PurgeReviewedAfter: time.Duration(o.PurgeReviewedAfter)}
+}
+
+// checkRetention validates the policy; the error names the flag.
+func (o retentionOptions) checkRetention() error {
+	if err := o.policy().Validate(); err != nil {
+		return usagef("--%s", ledger.ErrorMessage(err))
 	}
 	return nil
 }
 
-const purgeUsage = `usage: settle purge [--dry-run] [retention flags] [--database-url URL]
+// purgeCmd is `settle purge`.
+type purgeCmd struct {
+	dbOption         `embed:""`
+	DryRun           bool `name:"dry-run" help:"print what would go; change nothing"`
+	retentionOptions `embed:""`
+}
 
-Applies the retention policy once and prints, per kind, how many rows went;
+// Help is the detail of settle purge --help.
+func (purgeCmd) Help() string {
+	return `Applies the retention policy once and prints, per kind, how many rows went;
 with --dry-run, how many would go, changing nothing. The policy is given by
 the same flags as settle serve's background retention loop:
 
@@ -96,33 +99,27 @@ the same flags as settle serve's background retention loop:
   --purge-reviewed-after D     quarantine items resolved, and webhook deliveries
                                processed, D ago are deleted
 
-D is a Go duration (720h) or whole days (30d); 0 means never.
-`
+D is a Go duration (720h) or whole days (30d); 0 means never.`
+}
 
-// purge runs `settle purge`.
-func purge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle purge", flag.ContinueOnError), purgeUsage)
-	dbURL := dbFlag(fs)
-	dry := fs.Bool("dry-run", false, "print what would go; change nothing")
-	policy := retentionFlags(fs)
-	if err := parse(fs, args, stdout, stderr); err != nil {
+func (c *purgeCmd) check() error {
+	if err := c.checkRetention(); err != nil {
 		return err
 	}
-	if err := checkRetention("purge", policy, stderr); err != nil {
-		return err
+	if !c.policy().Enabled() {
+		return usagef("no rule given: set --redact-payloads-after, --delete-operations-after or --purge-reviewed-after")
 	}
-	if !policy.Enabled() {
-		fmt.Fprintln(stderr, "settle purge: no rule given: set --redact-payloads-after, --delete-operations-after or --purge-reviewed-after")
-		return errUsage
-	}
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	var counts ledger.RetentionCounts
+	return nil
+}
+
+func (c *purgeCmd) runLedger(ctx context.Context, e *env, s *services) error {
+	st, policy := s.store, c.policy()
+	var (
+		counts ledger.RetentionCounts
+		err    error
+	)
 	verb := "removed"
-	if *dry {
+	if c.DryRun {
 		verb = "would remove"
 		counts, err = st.CountRetention(ctx, policy.Cutoffs(time.Now()))
 	} else {
@@ -131,7 +128,7 @@ func purge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		counts = rep.Counts
 	}
 	// What went before an error is still reported.
-	if werr := printCounts(stdout, fmt.Sprintf("settle purge: %s (%s)", verb, policy), counts, retentionKinds); werr != nil {
+	if werr := printCounts(e.stdout, fmt.Sprintf("settle purge: %s (%s)", verb, policy), counts, retentionKinds); werr != nil {
 		return werr
 	}
 	return err

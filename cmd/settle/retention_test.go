@@ -134,8 +134,8 @@ func TestPurge_InvalidPolicy(t *testing.T) {
 		{[]string{"--redact-payloads-after", "30d", "--delete-operations-after", "7d"},
 			"--delete-operations-after (168h0m0s) must not be shorter than redact-payloads-after (720h0m0s)"},
 		{[]string{"--redact-payloads-after", "10m"}, "--redact-payloads-after must be 0 (never) or at least 1h0m0s, got 10m0s"},
-		{[]string{"--purge-reviewed-after", "-1h"}, "--purge-reviewed-after must not be negative"},
-		{[]string{"--delete-operations-after", "thirty"}, `invalid value "thirty" for flag -delete-operations-after: want a whole number of days such as 30d`},
+		{[]string{"--purge-reviewed-after=-1h"}, "--purge-reviewed-after must not be negative"},
+		{[]string{"--delete-operations-after", "thirty"}, "--delete-operations-after: want a whole number of days such as 30d"},
 		{[]string{"--delete-operations-after", "1.5d"}, "want a whole number of days"},
 		{nil, "no rule given"},
 	} {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,14 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"settle/gonogo"
 	"settle/ledger"
 	"settle/metrics"
 	"settle/reconciler"
@@ -26,309 +23,351 @@ import (
 	"settle/web"
 )
 
-// serveConfig is everything `settle serve` reads from flags and env.
+// serveConfig is every setting of settle serve (and settle config check):
+// flags, the environment variables their env tags name, and the --config
+// file (fileResolver). validate checks them and fills in the values the
+// packages take.
 type serveConfig struct {
-	dbURL, addr, contracts             string
-	consoleConfig                      string
-	demo, demoTarget, readOnly         bool
-	migrate                            bool
-	bodyLimit                          int64
-	noExecutor, noSweeper, noReconcile bool
-	noInbox, noAuditor, noNotifier     bool
-	lease                              time.Duration
-	leaderLease, auditInterval         time.Duration
-	replicaID                          string
-	workers                            int
-	metricsAddr                        string
-	metricsTenantLabels                bool
-	metricsInterval                    time.Duration
-	limits                             web.ServerLimits
-	api                                apiLimits
-	retention                          *ledger.RetentionPolicy
-	noRetention                        bool
-	maxDrillAge                        time.Duration
-	consoleURL                         string
-	digestAt, digestOverdue            time.Duration
-	callbacks                          ledger.CallbackPolicy // where tenants' callbacks may go
-	callbackMaxAttempts                int                   // attempts before a notification is given up
-	log                                logConfig
-	configFile                         string
-	flags                              *flag.FlagSet     // every setting, for settle config check
-	sources                            map[string]string // where each setting's value came from
+	Config              string `env:"SETTLE_CONFIG" help:"settings file, YAML, one key per flag spelled with _ (database_url: …, log_format: json); flags and environment variables override it"`
+	dbOption            `embed:""`
+	Migrate             bool          `default:"true" help:"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)"`
+	Addr                string        `default:"127.0.0.1:8080" help:"listen address HOST:PORT"`
+	MetricsAddr         string        `name:"metrics-addr" help:"serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr"`
+	MetricsTenantLabels bool          `name:"metrics-tenant-labels" help:"add a tenant label to the ledger metrics: one series per tenant, off by default for cardinality"`
+	MetricsInterval     time.Duration `name:"metrics-interval" default:"15s" help:"how often the database-wide metrics gauges are read (one statement per replica; scrapes read the cached values)"`
+	Contracts           string        `env:"SETTLE_CONTRACTS" help:"target contracts file"`
+	Demo                bool          `help:"a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in"`
+	DemoTarget          bool          `name:"demo-target" help:"only run a simulated target in-process, as target \"demo\", without faults or demo data"`
+	ConsoleConfig       string        `name:"console-config" env:"SETTLE_CONSOLE_CONFIG" help:"console sign-in (OIDC) and role bindings, YAML; without it and without --demo there is no console, only the API"`
+	ReadOnly            bool          `name:"read-only" help:"the console refuses every change (sign-in and sign-out still work)"`
+	BodyLimit           int64         `name:"body-limit" default:"${body_limit}" help:"maximum API request body in bytes"`
+	NoExecutor          bool          `name:"no-executor" help:"do not send operations from this replica"`
+	NoSweeper           bool          `name:"no-sweeper" help:"do not sweep expired leases from this replica"`
+	NoReconciler        bool          `name:"no-reconciler" help:"do not reconcile UNKNOWN operations from this replica"`
+	NoInbox             bool          `name:"no-inbox" help:"do not process received webhook deliveries from this replica"`
+	NoNotifier          bool          `name:"no-notifier" help:"do not deliver client callbacks, escalation notices or daily digests from this replica"`
+	NoAuditor           bool          `name:"no-auditor" help:"do not audit SUCCEEDED operations against their targets from this replica"`
+	Lease               time.Duration `default:"1m" help:"lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)"`
+	Workers             int           `default:"16" help:"concurrent sends of the executor"`
+	NoRetention         bool          `name:"no-retention" help:"do not apply the retention policy from this replica"`
+	retentionOptions    `embed:""`
+	MaxDrillAge         retentionPeriod `name:"max-drill-age" default:"${max_drill_age}" help:"the console's go/no-go: a drill older than this no longer counts (e.g. 90d)"`
+	LeaderLease         time.Duration   `name:"leader-lease" default:"30s" help:"lease of a cluster-wide duty (the auditor's walk): how long it stands still after its replica dies; renewed every third of it"`
+	AuditInterval       time.Duration   `name:"audit-interval" default:"10s" help:"pause between steps of the auditor's walk over each target"`
+	ReplicaID           string          `name:"replica-id" env:"SETTLE_REPLICA_ID" help:"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM"`
+	ConsoleURL          string          `name:"console-url" env:"SETTLE_CONSOLE_URL" help:"the console's public base URL, for the links in escalation notices and digests to owning teams; empty: no links"`
+	DigestAt            time.Duration   `name:"digest-at" default:"8h" help:"time of day (UTC, as a duration after midnight) from which the daily digest of overdue operations is sent to owning teams"`
+	DigestOverdue       time.Duration   `name:"digest-overdue" default:"24h" help:"an operation ESCALATED for longer than this is listed in the daily digest"`
+	callbackRules       `embed:""`
+	CallbackMaxAttempts int `name:"callback-max-attempts" default:"${callback_max_attempts}" help:"attempts of one callback notification or escalation notice before it is given up (about 23½ hours of retries at the default 150); settle callback show and settle escalation notices list the given-up ones, settle callback retry and settle escalation notices --retry queue them again"`
+	httpOptions         `embed:""`
+	apiOptions          `embed:""`
+	logConfig           `embed:""`
+
+	// Filled in by validate.
+	retention *ledger.RetentionPolicy
+	callbacks ledger.CallbackPolicy // where tenants' callbacks may go
+	limits    web.ServerLimits
+	api       apiLimits
 }
 
-const serveUsage = `usage: settle serve [flags]
-
-Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
-reconciler, webhook inbox processor, callback and escalation notifiers, auditor and daily
-digest. Replicas may share one database: the auditor, the digest and retention run on one
-replica at a time, under a leader lease in the database; every other loop runs on all of them.
-`
-
-func serveFlags(args []string, stdout, stderr io.Writer) (serveConfig, error) {
-	var c serveConfig
-	fs := withUsage(flag.NewFlagSet("settle serve", flag.ContinueOnError), serveUsage)
-	c.flags = fs
-	fs.StringVar(&c.configFile, "config", os.Getenv("SETTLE_CONFIG"),
-		"settings file, YAML, one key per flag spelled with _ (database_url: …, log_format: json); flags and environment variables override it (env SETTLE_CONFIG)")
-	fs.StringVar(&c.dbURL, "database-url", os.Getenv("DATABASE_URL"),
-		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
-	fs.BoolVar(&c.migrate, "migrate", true,
-		"apply the embedded migrations at start; with --migrate=false, refuse a database whose schema is behind (run settle migrate first)")
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr")
-	fs.BoolVar(&c.metricsTenantLabels, "metrics-tenant-labels", false,
-		"add a tenant label to the ledger metrics: one series per tenant, off by default for cardinality")
-	fs.DurationVar(&c.metricsInterval, "metrics-interval", 15*time.Second,
-		"how often the database-wide metrics gauges are read (one statement per replica; scrapes read the cached values)")
-	fs.StringVar(&c.contracts, "contracts", os.Getenv("SETTLE_CONTRACTS"), "target contracts file (env SETTLE_CONTRACTS)")
-	fs.BoolVar(&c.demo, "demo", false, "a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in")
-	fs.BoolVar(&c.demoTarget, "demo-target", false, "only run a simulated target in-process, as target \"demo\", without faults or demo data")
-	fs.StringVar(&c.consoleConfig, "console-config", os.Getenv("SETTLE_CONSOLE_CONFIG"),
-		"console sign-in (OIDC) and role bindings, YAML; without it and without --demo there is no console, only the API (env SETTLE_CONSOLE_CONFIG)")
-	fs.BoolVar(&c.readOnly, "read-only", false, "the console refuses every change (sign-in and sign-out still work)")
-	fs.Int64Var(&c.bodyLimit, "body-limit", web.DefaultBodyLimit, "maximum API request body in bytes")
-	fs.BoolVar(&c.noExecutor, "no-executor", false, "do not send operations from this replica")
-	fs.BoolVar(&c.noSweeper, "no-sweeper", false, "do not sweep expired leases from this replica")
-	fs.BoolVar(&c.noReconcile, "no-reconciler", false, "do not reconcile UNKNOWN operations from this replica")
-	fs.BoolVar(&c.noInbox, "no-inbox", false, "do not process received webhook deliveries from this replica")
-	fs.BoolVar(&c.noNotifier, "no-notifier", false, "do not deliver client callbacks, escalation notices or daily digests from this replica")
-	fs.BoolVar(&c.noAuditor, "no-auditor", false, "do not audit SUCCEEDED operations against their targets from this replica")
-	fs.DurationVar(&c.lease, "lease", time.Minute, "lease of an UNKNOWN operation a reconciler works on; must exceed every contract timeout by 5s (a send's claim is leased per target: its timeout + 5s)")
-	fs.IntVar(&c.workers, "workers", 16, "concurrent sends of the executor")
-	fs.BoolVar(&c.noRetention, "no-retention", false, "do not apply the retention policy from this replica")
-	c.retention = retentionFlags(fs)
-	c.maxDrillAge = gonogo.DefaultMaxDrillAge
-	fs.Var(retentionDuration{&c.maxDrillAge}, "max-drill-age", "the console's go/no-go: a drill older than this no longer counts (e.g. 90d)")
-	fs.DurationVar(&c.leaderLease, "leader-lease", 30*time.Second,
-		"lease of a cluster-wide duty (the auditor's walk): how long it stands still after its replica dies; renewed every third of it")
-	fs.DurationVar(&c.auditInterval, "audit-interval", 10*time.Second, "pause between steps of the auditor's walk over each target")
-	fs.StringVar(&c.replicaID, "replica-id", os.Getenv("SETTLE_REPLICA_ID"),
-		"this replica's name in leader leases, unique in the cluster; empty: HOST-PID-RANDOM (env SETTLE_REPLICA_ID)")
-	fs.StringVar(&c.consoleURL, "console-url", os.Getenv("SETTLE_CONSOLE_URL"),
-		"the console's public base URL, for the links in escalation notices and digests to owning teams; empty: no links (env SETTLE_CONSOLE_URL)")
-	fs.DurationVar(&c.digestAt, "digest-at", 8*time.Hour, "time of day (UTC, as a duration after midnight) from which the daily digest of overdue operations is sent to owning teams")
-	fs.DurationVar(&c.digestOverdue, "digest-overdue", 24*time.Hour, "an operation ESCALATED for longer than this is listed in the daily digest")
-	fs.BoolVar(&c.callbacks.AllowHTTP, "callbacks-allow-http", false,
-		"accept and deliver plain http:// callback URLs; for development only, the signed body then travels in the clear")
-	fs.Func("callbacks-allow-net", "comma-separated addresses or CIDR prefixes callbacks may reach although internal (loopback, private, link-local); empty: none",
-		func(v string) (err error) { c.callbacks.Allow, err = ledger.ParseCallbackNets(v); return err })
-	fs.IntVar(&c.callbackMaxAttempts, "callback-max-attempts", reconciler.DefaultCallbackMaxAttempts,
-		"attempts of one callback notification or escalation notice before it is given up (about 23½ hours of retries "+
-			"at the default 150); `settle callback show` and `settle escalation notices` list the given-up ones, "+
-			"`settle callback retry` and `settle escalation notices --retry` queue them again")
-	httpFlags(fs, &c.limits)
-	apiFlags(fs, &c.api)
-	logFlags(fs, &c.log)
-	if err := parse(fs, args, stdout, stderr); err != nil {
-		return c, err
+// validate checks the settings; a bad one is a usage error.
+func (c *serveConfig) validate() error {
+	if err := c.checkRetention(); err != nil {
+		return err
 	}
-	sources, err := applyConfigFile(fs, c.configFile, os.Getenv)
-	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "settle serve: %s\n", line)
-		}
-		return c, errUsage
+	c.retention = c.policy()
+	if err := c.logConfig.check(); err != nil {
+		return err
 	}
-	c.sources = sources
-	// A complaint about a value from the file names its line.
-	stderr = blame{stderr, sources}
-	if err := checkRetention("serve", c.retention, stderr); err != nil {
-		return c, err
+	if c.CallbackMaxAttempts < 1 {
+		return usagef("--callback-max-attempts must be at least 1")
 	}
-	if err := c.log.check(stderr); err != nil {
-		return c, err
+	var err error
+	if c.callbacks, err = c.callbackRules.callbackPolicy(); err != nil {
+		return err
 	}
-	if c.callbackMaxAttempts < 1 {
-		fmt.Fprintln(stderr, "settle serve: --callback-max-attempts must be at least 1")
-		return c, errUsage
+	if c.limits, err = c.httpOptions.limits(); err != nil {
+		return err
 	}
-	if err := checkHTTPFlags(c.limits, stderr); err != nil {
-		return c, err
+	if c.api, err = c.apiOptions.limits(); err != nil {
+		return err
 	}
-	if err := checkAPIFlags(c.api, stderr); err != nil {
-		return c, err
-	}
-	if c.demo {
-		if err := checkDemoAddr(c.addr, stderr); err != nil {
-			return c, err
+	if c.Demo {
+		if err := checkDemoAddr(c.Addr); err != nil {
+			return err
 		}
 	}
 	switch {
-	case c.bodyLimit <= 0:
-		fmt.Fprintf(stderr, "settle serve: --body-limit must be a positive number of bytes, got %d\n", c.bodyLimit)
-		return c, errUsage
-	case c.workers <= 0:
-		fmt.Fprintf(stderr, "settle serve: --workers must be at least 1, got %d\n", c.workers)
-		return c, errUsage
-	case c.leaderLease < 3*time.Millisecond:
-		fmt.Fprintf(stderr, "settle serve: --leader-lease must be at least 3ms, got %s\n", c.leaderLease)
-		return c, errUsage
-	case c.auditInterval <= 0:
-		fmt.Fprintf(stderr, "settle serve: --audit-interval must be positive, got %s\n", c.auditInterval)
-		return c, errUsage
-	case len(c.replicaID) > 200:
-		fmt.Fprintf(stderr, "settle serve: --replica-id is at most 200 bytes\n")
-		return c, errUsage
+	case c.BodyLimit <= 0:
+		return usagef("--body-limit must be a positive number of bytes, got %d", c.BodyLimit)
+	case c.Workers <= 0:
+		return usagef("--workers must be at least 1, got %d", c.Workers)
+	case c.LeaderLease < 3*time.Millisecond:
+		return usagef("--leader-lease must be at least 3ms, got %s", c.LeaderLease)
+	case c.AuditInterval <= 0:
+		return usagef("--audit-interval must be positive, got %s", c.AuditInterval)
+	case len(c.ReplicaID) > 200:
+		return usagef("--replica-id is at most 200 bytes")
 	}
-	return c, nil
+	return nil
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := serveFlags(args, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	log := cfg.log.logger(stderr)
-	// component names the part of settle a line comes from.
-	component := func(name string) *slog.Logger { return log.With("component", name) }
+// serveCmd is `settle serve`.
+type serveCmd struct {
+	serveConfig `embed:""`
+}
 
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+// Help is the detail of settle serve --help.
+func (serveCmd) Help() string {
+	return `Migrates the store (unless --migrate=false), then serves HTTP and runs the executor, sweeper,
+reconciler, webhook inbox processor, callback and escalation notifiers, auditor and daily
+digest. Replicas may share one database: the auditor, the digest and retention run on one
+replica at a time, under a leader lease in the database; every other loop runs on all of them.`
+}
+
+func (s *serveCmd) run(ctx context.Context, e *env) error {
+	if err := s.validate(); err != nil {
+		return blameUsage(err, e.file.sources(e))
 	}
-	defer ln.Close()
-	var metricsLn net.Listener
-	if cfg.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
-			return fmt.Errorf("listen for metrics: %w", err)
+	a, err := newApp(ctx, s.serveConfig, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Run(ctx, e.stdout)
+}
+
+// runner is a loop of settle serve: it runs until its context ends.
+type runner = interface{ Run(context.Context) error }
+
+// app is settle serve's process: newApp opens and wires everything, Run
+// serves until the context ends or a server fails and then stops the work
+// in order, and Close releases what newApp opened, in reverse.
+type app struct {
+	cfg       serveConfig
+	log       *slog.Logger
+	ln        net.Listener
+	metricsLn net.Listener // nil: /metrics on ln
+	contracts *target.Set
+	demo      demoTarget
+	store     store
+	desc      string // the store, for the start-up line
+	servers   []listening
+	loops     []runner // the work the --no-X flags switch off
+	aside     []runner // run with the loops, not counted among them
+	closers   []func() // in the order opened
+}
+
+// listening is one HTTP server and its listener.
+type listening struct {
+	srv *web.HTTPServer
+	ln  net.Listener
+}
+
+// component is the logger of one part of settle: a line says which part
+// wrote it as an attribute to filter on, never in its message.
+func (a *app) component(name string) *slog.Logger { return a.log.With("component", name) }
+
+// opened notes something Close must release.
+func (a *app) opened(close func()) { a.closers = append(a.closers, close) }
+
+// Close releases what newApp opened, the last opened first.
+func (a *app) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// newApp opens the listeners, contracts, secrets and store and builds the
+// services, servers and loops over them, without starting any. On an
+// error, what it opened is closed.
+func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error) {
+	a := &app{cfg: cfg, log: cfg.logger(stderr)}
+	built := false
+	defer func() {
+		if !built {
+			a.Close()
 		}
-		defer metricsLn.Close()
+	}()
+	var err error
+	if a.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
 	}
-	contracts, demo, err := loadContracts(cfg, "http://"+ln.Addr().String())
+	a.opened(func() { a.ln.Close() })
+	if cfg.MetricsAddr != "" {
+		if a.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("listen for metrics: %w", err)
+		}
+		a.opened(func() { a.metricsLn.Close() })
+	}
+	if a.contracts, a.demo, err = loadContracts(cfg, a.self()); err != nil {
+		return nil, err
+	}
+	a.opened(a.demo.stop)
+	if err := checkLeases(a.contracts, cfg.Lease); err != nil {
+		return nil, err
+	}
+	secrets, err := webhookSecrets(a.contracts, os.Getenv, a.demo.secrets)
 	if err != nil {
-		return err
-	}
-	defer demo.stop()
-	if err := checkLeases(contracts, cfg.lease); err != nil {
-		return err
-	}
-	secrets, err := webhookSecrets(contracts, os.Getenv, demo.secrets)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	// Like webhook secrets, credentials are read once, before anything is
 	// served: a missing one stops start-up naming the variable.
-	credentials, err := target.ReadSecrets(contracts, os.Getenv)
+	credentials, err := target.ReadSecrets(a.contracts, os.Getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if a.store, a.desc, err = openStoreWith(ctx, cfg.DatabaseURL, cfg.Migrate, func(msg string) { a.component("store").Warn(msg) }); err != nil {
+		return nil, err
+	}
+	a.opened(func() { a.store.Close() })
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, desc, err := openStoreWith(ctx, cfg.dbURL, cfg.migrate, func(msg string) { component("store").Warn(msg) })
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-
-	client := targetClient(credentials, store)
-	counters := metrics.New(reg, metrics.Options{TenantLabels: cfg.metricsTenantLabels})
-	// The store tells the metrics every transition it commits, whoever
-	// made it: the API, the loops, the console.
-	store.SetObserver(metrics.Observer{Metrics: counters, Events: store, Log: component("metrics")})
-	gauges := &metrics.Collector{Store: store, Targets: contracts.Names(), TenantLabels: cfg.metricsTenantLabels,
-		Interval: cfg.metricsInterval, Log: component("metrics")}
-	reg.MustRegister(gauges)
-	webCfg := web.Config{Store: store, Tokens: store, Targets: contractTargets{contracts}, Client: client,
-		BodyLimit: cfg.bodyLimit, Logger: component("http"), Metrics: reg, MetricsElsewhere: metricsLn != nil,
+	m := a.wireMetrics(reg)
+	client := targetClient(credentials, a.store)
+	webCfg := web.Config{Store: a.store, Tokens: a.store, Targets: contractTargets{a.contracts}, Client: client,
+		BodyLimit: cfg.BodyLimit, Logger: a.component("http"), Metrics: reg, MetricsElsewhere: a.metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
-		Contracts: contracts, WebhookSecrets: secrets, Inbox: store,
-		Drills: store, Retention: *cfg.retention, MaxDrillAge: cfg.maxDrillAge, CallbackPolicy: cfg.callbacks}
-	console, err := consoleSignIn(ctx, cfg, store, ln.Addr().String(), log)
+		Contracts: a.contracts, WebhookSecrets: secrets, Inbox: a.store,
+		Drills: a.store, Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
+	console, err := consoleSignIn(ctx, cfg, a.store, a.ln.Addr().String(), a.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if console != nil {
-		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, store, cfg.readOnly
+		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, a.store, cfg.ReadOnly
 		webCfg.InsecureCookies = !console.Sessions().Secure()
 	}
-	e := web.New(webCfg)
-	limits, err := fitConns(cfg.limits, component("http"))
+	limits, err := fitConns(cfg.limits, a.component("http"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	srv := web.NewHTTPServer(e, limits)
-	srv.SetErrorLog(component("http"))
+	srv := web.NewHTTPServer(web.New(webCfg), limits)
+	srv.SetErrorLog(a.component("http"))
 	srv.Register(reg, "main")
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	servers := []*web.HTTPServer{srv}
-	where := ""
-	if metricsLn != nil {
+	a.servers = append(a.servers, listening{srv, a.ln})
+	if a.metricsLn != nil {
 		limits.MaxConns = metricsConns
 		msrv := web.NewHTTPServer(web.Metrics(reg), limits)
-		msrv.SetErrorLog(component("http"))
+		msrv.SetErrorLog(a.component("http"))
 		msrv.Register(reg, "metrics")
-		go func() { errc <- msrv.Serve(metricsLn) }()
-		servers = append(servers, msrv)
-		where = fmt.Sprintf("metrics: http://%s/metrics; ", metricsLn.Addr())
+		a.servers = append(a.servers, listening{msrv, a.metricsLn})
 	}
+	a.loops = a.buildLoops(m, client, credentials, reg)
+	if console != nil {
+		a.loops = append(a.loops, sessionSweeper{console, a.log})
+	}
+	// The gauge reader runs with the loops but is not one of the loops the
+	// start-up line counts: those are the work the --no-X flags switch off.
+	// Nor is the console's retry of its provider's discovery, which ends
+	// once the provider has answered.
+	a.aside = []runner{m.gauges}
+	if console != nil {
+		a.aside = append(a.aside, console)
+	}
+	built = true
+	return a, nil
+}
 
-	var loops []interface{ Run(context.Context) error }
-	if !cfg.noExecutor {
-		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: component("executor"),
-			Workers: cfg.workers})
+// self is the server's own base URL, for the in-process demo targets'
+// webhooks and the playground's trickle.
+func (a *app) self() string { return "http://" + a.ln.Addr().String() }
+
+// appMetrics is how settle serve's metrics are wired: the one place that
+// decides how transitions are counted.
+type appMetrics struct {
+	counters *metrics.Metrics
+	gauges   *metrics.Collector
+}
+
+// wireMetrics builds the counters and gauges on reg. The store tells the
+// counters every transition it commits, whoever made it: the API, the
+// loops, the console.
+func (a *app) wireMetrics(reg *prometheus.Registry) appMetrics {
+	counters := metrics.New(reg, metrics.Options{TenantLabels: a.cfg.MetricsTenantLabels})
+	a.store.SetObserver(metrics.Observer{Metrics: counters, Events: a.store, Log: a.component("metrics")})
+	gauges := &metrics.Collector{Store: a.store, Targets: a.contracts.Names(), TenantLabels: a.cfg.MetricsTenantLabels,
+		Interval: a.cfg.MetricsInterval, Log: a.component("metrics")}
+	reg.MustRegister(gauges)
+	return appMetrics{counters: counters, gauges: gauges}
+}
+
+// buildLoops is the background work of this replica, as the --no-X flags
+// leave it.
+func (a *app) buildLoops(m appMetrics, client *target.Client, credentials *target.Secrets, reg *prometheus.Registry) []runner {
+	cfg, store, contracts := a.cfg, a.store, a.contracts
+	var loops []runner
+	if !cfg.NoExecutor {
+		loops = append(loops, &reconciler.Executor{Store: store, Contracts: contracts, Client: client, Log: a.component("executor"),
+			Workers: cfg.Workers})
 	}
-	if !cfg.noSweeper {
-		loops = append(loops, &reconciler.Sweeper{Store: store, Log: component("sweeper")})
+	if !cfg.NoSweeper {
+		loops = append(loops, &reconciler.Sweeper{Store: store, Log: a.component("sweeper")})
 	}
-	if !cfg.noReconcile {
-		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: component("reconciler"),
-			Lease: cfg.lease})
+	if !cfg.NoReconciler {
+		loops = append(loops, &reconciler.Reconciler{Store: store, Contracts: contracts, Client: client, Log: a.component("reconciler"),
+			Lease: cfg.Lease})
 	}
-	if !cfg.noInbox {
-		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: component("inbox"), Metrics: reg})
+	if !cfg.NoInbox {
+		loops = append(loops, &reconciler.Inbox{Store: store, Inbox: store, Contracts: contracts, Log: a.component("inbox"), Metrics: reg})
 	}
-	if !cfg.noNotifier {
-		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: component("notifier"), Metrics: reg,
-			TenantLabels: cfg.metricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.callbackMaxAttempts})
+	if !cfg.NoNotifier {
+		loops = append(loops, &reconciler.Notifier{Store: store, Callbacks: store, Contracts: contracts, Log: a.component("notifier"), Metrics: reg,
+			TenantLabels: cfg.MetricsTenantLabels, Policy: cfg.callbacks, MaxAttempts: cfg.CallbackMaxAttempts})
 		// Owning teams (owner.notify) hear of every escalation.
 		loops = append(loops, &reconciler.EscalationNotifier{Store: store, Notices: store, Contracts: contracts,
-			Secrets: credentials, ConsoleURL: cfg.consoleURL, Log: component("escalations"), Metrics: reg,
-			MaxAttempts: cfg.callbackMaxAttempts})
+			Secrets: credentials, ConsoleURL: cfg.ConsoleURL, Log: a.component("escalations"), Metrics: reg,
+			MaxAttempts: cfg.CallbackMaxAttempts})
 	}
 	// Work that must happen once per cluster runs under a leader lease, on
 	// one replica at a time; the loops above divide their work by claims
 	// and run everywhere. The daily digest of overdue operations is one.
 	var duties []duty
-	if !cfg.noAuditor {
-		a := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: component("auditor"), Metrics: reg,
-			Interval: cfg.auditInterval}
-		duties = append(duties, duty{"auditor", a.Run})
+	if !cfg.NoAuditor {
+		au := &reconciler.Auditor{Audit: store, Contracts: contracts, Client: client, Log: a.component("auditor"), Metrics: reg,
+			Interval: cfg.AuditInterval}
+		duties = append(duties, duty{"auditor", au.Run})
 	}
-	if !cfg.noRetention && cfg.retention.Enabled() {
-		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: component("retention")}
+	if !cfg.NoRetention && cfg.retention.Enabled() {
+		r := &reconciler.Retention{Store: store, Policy: *cfg.retention, Log: a.component("retention")}
 		duties = append(duties, duty{"retention", r.Run})
 	}
-	if !cfg.noNotifier && contracts != nil {
+	if !cfg.NoNotifier && contracts != nil {
 		g := &reconciler.Digest{Store: store, Digests: store, Contracts: contracts, Secrets: credentials,
-			ConsoleURL: cfg.consoleURL, Log: component("digest"), SendAt: cfg.digestAt, Overdue: cfg.digestOverdue}
+			ConsoleURL: cfg.ConsoleURL, Log: a.component("digest"), SendAt: cfg.DigestAt, Overdue: cfg.DigestOverdue}
 		duties = append(duties, duty{"digest", g.Run})
 	}
-	loops = append(loops, electors(duties, store, cfg, reg, component("leader"))...)
-	if console != nil {
-		loops = append(loops, sessionSweeper{console, log})
+	return append(loops, electors(duties, store, cfg, reg, a.component("leader"))...)
+}
+
+// Run starts the servers and the loops (and, with --demo, the playground),
+// prints the start-up line, and serves until ctx ends or a server fails;
+// then it stops taking requests first and lets the loops finish what they
+// hold.
+func (a *app) Run(ctx context.Context, stdout io.Writer) error {
+	errc := make(chan error, len(a.servers))
+	for _, s := range a.servers {
+		go func() { errc <- s.srv.Serve(s.ln) }()
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	var work sync.WaitGroup
 	work.Add(1)
-	// The gauge reader runs with the loops but is not one of the loops the
-	// start-up line counts: those are the work the --no-X flags switch off.
-	// Nor is the console's retry of its provider's discovery, which ends
-	// once the provider has answered.
-	aside := []interface{ Run(context.Context) error }{gauges}
-	if console != nil {
-		aside = append(aside, console)
-	}
-	go func() { defer work.Done(); reconciler.Run(workCtx, append(loops, aside...)...) }()
+	go func() { defer work.Done(); reconciler.Run(workCtx, append(a.loops, a.aside...)...) }()
 
+	where := ""
+	if a.metricsLn != nil {
+		where = fmt.Sprintf("metrics: http://%s/metrics; ", a.metricsLn.Addr())
+	}
 	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
-		ln.Addr(), desc, len(contracts.Names()), where, len(loops))
+		a.ln.Addr(), a.desc, len(a.contracts.Names()), where, len(a.loops))
 
 	var serveErr error
 	stopDemo := func() {}
-	if cfg.demo {
-		stopDemo, serveErr = startPlayground(ctx, store, demo, "http://"+ln.Addr().String(), log)
+	if a.cfg.Demo {
+		stopDemo, serveErr = startPlayground(ctx, a.store, a.demo, a.self(), a.log)
 	}
 	if serveErr == nil {
 		select {
@@ -337,13 +376,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		case <-ctx.Done():
 		}
 	}
-	// Stop taking requests first, then let the loops finish what they hold.
-	component("serve").Info("shutting down")
+	a.component("serve").Info("shutting down")
 	stopDemo() // the playground's trickle uses the API, so it stops before the server
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
+	for _, s := range a.servers {
+		if err := s.srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
 			serveErr = fmt.Errorf("shutdown: %w", err)
 		}
 	}
@@ -360,19 +398,19 @@ type duty struct {
 
 // electors returns one reconciler.Elector per duty, all under this
 // replica's id, exporting settle_leader by duty.
-func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) []interface{ Run(context.Context) error } {
+func electors(duties []duty, leases ledger.LeaderStore, cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) []runner {
 	if len(duties) == 0 {
 		return nil
 	}
-	id := cfg.replicaID
+	id := cfg.ReplicaID
 	if id == "" {
 		id = replicaID()
 	}
 	gauge := reconciler.NewLeaderGauge(reg)
-	var out []interface{ Run(context.Context) error }
+	var out []runner
 	for _, d := range duties {
 		out = append(out, &reconciler.Elector{Leases: leases, Duty: d.name, Holder: id, Work: d.run, Log: log,
-			Leading: gauge.WithLabelValues(d.name), TTL: cfg.leaderLease})
+			Leading: gauge.WithLabelValues(d.name), TTL: cfg.LeaderLease})
 	}
 	return out
 }
@@ -397,15 +435,15 @@ func loadContracts(cfg serveConfig, self string) (*target.Set, demoTarget, error
 		sets []*target.Set
 		demo demoTarget
 	)
-	if cfg.contracts != "" {
-		set, err := target.Load(cfg.contracts)
+	if cfg.Contracts != "" {
+		set, err := target.Load(cfg.Contracts)
 		if err != nil {
 			return nil, demo, err
 		}
 		sets = append(sets, set)
 	}
-	if cfg.demo || cfg.demoTarget {
-		set, d, err := startDemoTargets(self, cfg.demo)
+	if cfg.Demo || cfg.DemoTarget {
+		set, d, err := startDemoTargets(self, cfg.Demo)
 		if err != nil {
 			return nil, demo, err
 		}

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
+	"time"
 
 	"settle/web"
 )
@@ -17,31 +16,22 @@ const fdReserve = 256
 // metricsConns caps connections to --metrics-addr: one scraper needs one.
 const metricsConns = 64
 
-// httpFlags registers the HTTP server's limits.
-func httpFlags(fs *flag.FlagSet, l *web.ServerLimits) {
-	d := web.DefaultServerLimits
-	fs.DurationVar(&l.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout,
-		"time to read a request's header; also how long a new connection may stay silent")
-	fs.DurationVar(&l.ReadTimeout, "read-timeout", d.ReadTimeout,
-		"time to read a whole request, body included")
-	fs.DurationVar(&l.BodyTimeout, "body-timeout", d.BodyTimeout,
-		"time to read each 64 KiB of a request body; a slower body is cut off, and at --max-conns the slowest is shed first")
-	fs.DurationVar(&l.WriteTimeout, "write-timeout", d.WriteTimeout,
-		"time from the end of a request's header to the end of its response; must exceed --read-timeout")
-	fs.DurationVar(&l.IdleTimeout, "idle-timeout", d.IdleTimeout,
-		"how long a keep-alive connection may wait for its next request")
-	fs.IntVar(&l.MaxHeaderBytes, "max-header-bytes", d.MaxHeaderBytes,
-		"largest request header in bytes (431 beyond it)")
-	fs.IntVar(&l.MaxConns, "max-conns", d.MaxConns,
-		fmt.Sprintf("most open client connections; idle ones are closed to admit new ones at the cap; lowered at start to the open-file limit less %d", fdReserve))
+// httpOptions are the HTTP server's limits as settle serve takes them.
+type httpOptions struct {
+	ReadHeaderTimeout time.Duration `name:"read-header-timeout" default:"${read_header_timeout}" help:"time to read a request's header; also how long a new connection may stay silent"`
+	ReadTimeout       time.Duration `name:"read-timeout" default:"${read_timeout}" help:"time to read a whole request, body included"`
+	BodyTimeout       time.Duration `name:"body-timeout" default:"${body_timeout}" help:"time to read each 64 KiB of a request body; a slower body is cut off, and at --max-conns the slowest is shed first"`
+	WriteTimeout      time.Duration `name:"write-timeout" default:"${write_timeout}" help:"time from the end of a request's header to the end of its response; must exceed --read-timeout"`
+	IdleTimeout       time.Duration `name:"idle-timeout" default:"${idle_timeout}" help:"how long a keep-alive connection may wait for its next request"`
+	MaxHeaderBytes    int           `name:"max-header-bytes" default:"${max_header_bytes}" help:"largest request header in bytes (431 beyond it)"`
+	MaxConns          int           `name:"max-conns" default:"${max_conns}" help:"most open client connections; idle ones are closed to admit new ones at the cap; lowered at start to the open-file limit less ${fd_reserve}"`
 }
 
-// checkHTTPFlags refuses limits that would disable themselves.
-func checkHTTPFlags(l web.ServerLimits, stderr io.Writer) error {
-	bad := func(format string, args ...any) error {
-		fmt.Fprintf(stderr, "settle serve: "+format+"\n", args...)
-		return errUsage
-	}
+// limits are the options as the web package takes them, checked: limits
+// that would disable themselves are usage errors.
+func (o httpOptions) limits() (web.ServerLimits, error) {
+	l := web.ServerLimits{ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, BodyTimeout: o.BodyTimeout,
+		WriteTimeout: o.WriteTimeout, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: o.MaxHeaderBytes, MaxConns: o.MaxConns}
 	for _, d := range []struct {
 		name string
 		v    any
@@ -54,18 +44,18 @@ func checkHTTPFlags(l web.ServerLimits, stderr io.Writer) error {
 		{"idle-timeout", l.IdleTimeout, l.IdleTimeout > 0},
 	} {
 		if !d.ok {
-			return bad("--%s must be a positive duration, got %v", d.name, d.v)
+			return l, usagef("--%s must be a positive duration, got %v", d.name, d.v)
 		}
 	}
 	switch {
 	case l.WriteTimeout <= l.ReadTimeout:
-		return bad("--write-timeout (%s) must exceed --read-timeout (%s): it starts before the body is read", l.WriteTimeout, l.ReadTimeout)
+		return l, usagef("--write-timeout (%s) must exceed --read-timeout (%s): it starts before the body is read", l.WriteTimeout, l.ReadTimeout)
 	case l.MaxHeaderBytes < 1024:
-		return bad("--max-header-bytes must be at least 1024, got %d", l.MaxHeaderBytes)
+		return l, usagef("--max-header-bytes must be at least 1024, got %d", l.MaxHeaderBytes)
 	case l.MaxConns < 1:
-		return bad("--max-conns must be at least 1, got %d", l.MaxConns)
+		return l, usagef("--max-conns must be at least 1, got %d", l.MaxConns)
 	}
-	return nil
+	return l, nil
 }
 
 // fitConns lowers MaxConns to what the open-file limit allows, leaving
@@ -103,30 +93,26 @@ func (a apiLimits) rateLimit() float64 {
 	return a.rate
 }
 
-func apiFlags(fs *flag.FlagSet, a *apiLimits) {
-	fs.Float64Var(&a.rate, "rate-limit", web.DefaultRateLimit,
-		"API requests per second each API token may send on average (429 beyond); 0: unlimited")
-	fs.IntVar(&a.burst, "rate-burst", web.DefaultRateBurst, "API requests each API token may send at once")
-	fs.IntVar(&a.maxCreates, "max-creates", web.DefaultMaxCreates,
-		fmt.Sprintf("creates in progress in this replica; one more waits %s for a slot, then gets 503", web.DefaultCreateWait))
-	fs.IntVar(&a.perTenant, "max-creates-per-tenant", 0,
-		"creates one tenant may have in progress, at most --max-creates; 0: all but a quarter of --max-creates (at least one), so one tenant never holds every slot")
+// apiOptions are the client API's limits as settle serve takes them.
+type apiOptions struct {
+	RateLimit           float64 `name:"rate-limit" default:"${rate_limit}" help:"API requests per second each API token may send on average (429 beyond); 0: unlimited"`
+	RateBurst           int     `name:"rate-burst" default:"${rate_burst}" help:"API requests each API token may send at once"`
+	MaxCreates          int     `name:"max-creates" default:"${max_creates}" help:"creates in progress in this replica; one more waits ${create_wait} for a slot, then gets 503"`
+	MaxCreatesPerTenant int     `name:"max-creates-per-tenant" default:"0" help:"creates one tenant may have in progress, at most --max-creates; 0: all but a quarter of --max-creates (at least one), so one tenant never holds every slot"`
 }
 
-func checkAPIFlags(a apiLimits, stderr io.Writer) error {
-	var msg string
+// limits are the options checked.
+func (o apiOptions) limits() (apiLimits, error) {
+	a := apiLimits{rate: o.RateLimit, burst: o.RateBurst, maxCreates: o.MaxCreates, perTenant: o.MaxCreatesPerTenant}
 	switch {
 	case a.rate < 0:
-		msg = fmt.Sprintf("--rate-limit must be a number of requests per second, 0 for none, got %v", a.rate)
+		return a, usagef("--rate-limit must be a number of requests per second, 0 for none, got %v", a.rate)
 	case a.burst < 1:
-		msg = fmt.Sprintf("--rate-burst must be at least 1, got %d", a.burst)
+		return a, usagef("--rate-burst must be at least 1, got %d", a.burst)
 	case a.maxCreates < 1:
-		msg = fmt.Sprintf("--max-creates must be at least 1, got %d", a.maxCreates)
+		return a, usagef("--max-creates must be at least 1, got %d", a.maxCreates)
 	case a.perTenant < 0 || a.perTenant > a.maxCreates:
-		msg = fmt.Sprintf("--max-creates-per-tenant must be from 0 (the default share) to --max-creates (%d), got %d", a.maxCreates, a.perTenant)
-	default:
-		return nil
+		return a, usagef("--max-creates-per-tenant must be from 0 (the default share) to --max-creates (%d), got %d", a.maxCreates, a.perTenant)
 	}
-	fmt.Fprintln(stderr, "settle serve: "+msg)
-	return errUsage
+	return a, nil
 }

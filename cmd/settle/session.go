@@ -2,88 +2,55 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 
 	"settle/ledger"
 )
 
-const sessionUsage = `usage: settle session list [--subject SUBJECT] [flags]
-       settle session revoke --subject SUBJECT [flags]
-
-  settle session list                 the live console sessions: subject, name and e-mail at sign-in,
-                                      when signed in, last seen and when the session ends; find the
-                                      subject of a person by their name or e-mail here
-  settle session revoke --subject S   end every console session of S at once (e.g. oidc:248289761001
-                                      or demo:support); they must sign in again, and their roles
-                                      are read afresh from the provider's claims
-`
-
-// session runs `settle session …`: console sessions live in the ledger
+// sessionCmd runs `settle session …`: console sessions live in the ledger
 // database, so revoking them here takes effect on every replica at the
 // person's next request.
-func session(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, sessionUsage)
-		return errUsage
+type sessionCmd struct {
+	List   sessionList   `cmd:"" help:"the live console sessions: subject, name and e-mail at sign-in, when signed in, last seen and when the session ends; find the subject of a person by their name or e-mail here"`
+	Revoke sessionRevoke `cmd:"" help:"end every console session of --subject at once (e.g. oidc:248289761001 or demo:support); they must sign in again, and their roles are read afresh from the provider's claims"`
+}
+
+type sessionList struct {
+	dbOption `embed:""`
+	Subject  string `help:"list only this identity's sessions, as the event log shows it"`
+}
+
+type sessionRevoke struct {
+	dbOption `embed:""`
+	Subject  string `help:"stable identity whose sessions end (required), as the event log shows it"`
+}
+
+func (c *sessionRevoke) check() error {
+	if c.Subject == "" {
+		return usagef("--subject is required")
 	}
-	cmd := args[0]
-	if isHelp(cmd) {
-		fmt.Fprint(stdout, sessionUsage)
-		return errHelp
-	}
-	if cmd != "revoke" && cmd != "list" {
-		fmt.Fprintf(stderr, "unknown session command %q\n%s", cmd, sessionUsage)
-		return errUsage
-	}
-	fs := withUsage(flag.NewFlagSet("settle session "+cmd, flag.ContinueOnError), sessionUsage)
-	dbURL := dbFlag(fs)
-	subject := fs.String("subject", "", "stable identity whose sessions end (revoke: required) or are listed, as the event log shows it")
-	if err := parse(fs, args[1:], stdout, stderr); err != nil {
-		return err
-	}
-	if cmd == "list" {
-		return listSessions(ctx, *dbURL, *subject, stdout, stderr)
-	}
-	if *subject == "" {
-		fmt.Fprint(stderr, sessionUsage)
-		return errUsage
-	}
-	if !strings.Contains(*subject, ":") || len(*subject) > 300 {
+	if !strings.Contains(c.Subject, ":") || len(c.Subject) > 300 {
 		return ledger.Errorf(ledger.EInvalid, "a subject looks like oidc:… or demo:…")
 	}
-
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	ss, ok := any(st).(ledger.SessionStore)
-	if !ok {
-		return fmt.Errorf("this store does not keep console sessions")
-	}
-	n, err := ss.RevokeSessions(ctx, *subject)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "revoked %d session(s) of %s\n", n, shown(*subject))
 	return nil
 }
 
-// listSessions prints the live console sessions, one a line.
-func listSessions(ctx context.Context, dbURL, subject string, stdout, stderr io.Writer) error {
-	st, _, err := openStore(ctx, dbURL, stderr)
+func (c *sessionRevoke) runLedger(ctx context.Context, e *env, s *services) error {
+	n, err := s.store.RevokeSessions(ctx, c.Subject)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	sl, ok := any(st).(ledger.SessionLister)
-	if !ok {
-		return fmt.Errorf("this store does not keep console sessions")
-	}
+	fmt.Fprintf(e.stdout, "revoked %d session(s) of %s\n", n, shown(c.Subject))
+	return nil
+}
+
+// runLedger prints the live console sessions, one a line.
+func (c *sessionList) runLedger(ctx context.Context, e *env, s *services) error {
+	stdout, subject := e.stdout, c.Subject
+	sl := s.store
+
 	list, err := sl.ListSessions(ctx, subject)
 	if err != nil {
 		return err

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
@@ -22,48 +20,50 @@ import (
 // contract that settle serve later refuses.
 var simTargetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// runSim runs `settle sim`: the simulated payments target as a server of
+// simCmd runs `settle sim`: the simulated payments target as a server of
 // its own, for drills against a running settle. With --print-contract it
 // prints the contract that describes a simulator started with the same
 // flags, and exits.
-func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle sim", flag.ContinueOnError),
-		"usage: settle sim [flags]\n\nServes the simulated payments target, or with --print-contract prints its contract.\n"+
-			"--flavor stripe speaks Stripe's PaymentIntents API instead of settle's charges API and accepts the\n"+
-			"secret key in the environment variable "+sim.APIKeyEnv+" (GET /_sim/docs says what it does).\n"+
-			"A flag of the other flavor is refused, not ignored: --class, --async and --webhook-url are the\n"+
-			"settle flavor's, --account-required is the stripe flavor's.\n")
-	addr := fs.String("addr", "127.0.0.1:9090", "listen address HOST:PORT; the contract's base_url names it")
-	flavor := fs.String("flavor", "settle", "API to speak: settle (charges in capability classes A-D) or stripe (Stripe's PaymentIntents; secret key from env "+sim.APIKeyEnv+")")
-	class := fs.String("class", "A", "settle flavor: capability class A (idempotency keys and lookup), B (lookup), C (lookup and If-Match) or D (none)")
-	retention := fs.Duration("retention", 24*time.Hour, "class A and stripe: how long an Idempotency-Key is honoured")
-	lag := fs.Duration("lag", 0, "how long after commit a charge becomes visible to lookups (stripe: to search)")
-	async := fs.Bool("async", false, "settle flavor: answer creates with 202 and a pending charge that succeeds 1s later")
-	webhookURL := fs.String("webhook-url", "", "settle flavor: send signed charge.succeeded events here; the secret comes from env "+sim.WebhookSecretEnv)
-	accountRequired := fs.Bool("account-required", false, "stripe: refuse requests without a Stripe-Account header (400), as a Connect platform's; only then does --print-contract send Stripe-Account from the tenant parameter account")
-	seed := fs.Uint64("seed", 1, "seed of the fault draws: the same seed and requests draw the same faults")
-	name := fs.String("name", "sim", "target name in the printed contract")
-	printContract := fs.Bool("print-contract", false, "print the contracts YAML for a simulator with these flags, and exit")
+type simCmd struct {
+	Addr             string        `default:"127.0.0.1:9090" help:"listen address HOST:PORT; the contract's base_url names it"`
+	Flavor           string        `default:"settle" help:"API to speak: settle (charges in capability classes A-D) or stripe (Stripe's PaymentIntents; secret key from env ${sim_api_key_env})"`
+	Class            string        `default:"A" help:"settle flavor: capability class A (idempotency keys and lookup), B (lookup), C (lookup and If-Match) or D (none)"`
+	Retention        time.Duration `default:"24h" help:"class A and stripe: how long an Idempotency-Key is honoured"`
+	Lag              time.Duration `default:"0s" help:"how long after commit a charge becomes visible to lookups (stripe: to search)"`
+	Async            bool          `help:"settle flavor: answer creates with 202 and a pending charge that succeeds 1s later"`
+	WebhookURL       string        `name:"webhook-url" help:"settle flavor: send signed charge.succeeded events here; the secret comes from env ${sim_webhook_secret_env}"`
+	AccountRequired  bool          `name:"account-required" help:"stripe: refuse requests without a Stripe-Account header (400), as a Connect platform's; only then does --print-contract send Stripe-Account from the tenant parameter account"`
+	Seed             uint64        `default:"1" help:"seed of the fault draws: the same seed and requests draw the same faults"`
+	Name             string        `default:"sim" help:"target name in the printed contract"`
+	PrintContract    bool          `name:"print-contract" help:"print the contracts YAML for a simulator with these flags, and exit"`
+	DropAfterCommit  float64       `name:"drop-after-commit" help:"probability 0-1 that a create commits, then the connection closes unanswered"`
+	FailAfterCommit  float64       `name:"fail-after-commit" help:"probability 0-1 that a create commits, then answers 500 (stripe: saved under its Idempotency-Key)"`
+	FailBeforeCommit float64       `name:"fail-before-commit" help:"probability 0-1 that a create answers 503 without creating anything"`
+	Slow             float64       `help:"probability 0-1 that a create commits, then answers after 2s (the contract's timeout)"`
+	Reset            float64       `help:"probability 0-1 that the connection is reset before anything is created"`
+}
+
+// Help is the detail of settle sim --help.
+func (simCmd) Help() string {
+	return `Serves the simulated payments target, or with --print-contract prints its contract.
+--flavor stripe speaks Stripe's PaymentIntents API instead of settle's charges API and accepts the
+secret key in the environment variable ` + sim.APIKeyEnv + ` (GET /_sim/docs says what it does).
+A flag of the other flavor is refused, not ignored: --class, --async and --webhook-url are the
+settle flavor's, --account-required is the stripe flavor's.`
+}
+
+func (c *simCmd) run(ctx context.Context, e *env) error {
+	stdout, set := e.stdout, e.given
+	addr, flavor, class, retention, lag, async, webhookURL := &c.Addr, &c.Flavor, &c.Class, &c.Retention, &c.Lag, &c.Async, &c.WebhookURL
+	accountRequired, seed, name, printContract := &c.AccountRequired, &c.Seed, &c.Name, &c.PrintContract
 	odds := []struct {
 		flag string
 		p    *float64
 	}{
-		{"drop-after-commit", fs.Float64("drop-after-commit", 0, "probability 0-1 that a create commits, then the connection closes unanswered")},
-		{"fail-after-commit", fs.Float64("fail-after-commit", 0, "probability 0-1 that a create commits, then answers 500 (stripe: saved under its Idempotency-Key)")},
-		{"fail-before-commit", fs.Float64("fail-before-commit", 0, "probability 0-1 that a create answers 503 without creating anything")},
-		{"slow", fs.Float64("slow", 0, "probability 0-1 that a create commits, then answers after 2s (the contract's timeout)")},
-		{"reset", fs.Float64("reset", 0, "probability 0-1 that the connection is reset before anything is created")},
+		{"drop-after-commit", &c.DropAfterCommit}, {"fail-after-commit", &c.FailAfterCommit},
+		{"fail-before-commit", &c.FailBeforeCommit}, {"slow", &c.Slow}, {"reset", &c.Reset},
 	}
-	if err := parse(fs, args, stdout, stderr); err != nil {
-		return err
-	}
-
-	bad := func(format string, args ...any) error {
-		fmt.Fprintf(stderr, "settle sim: "+format+"\n", args...)
-		return errUsage
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	bad := usagef
 	cfg := sim.Config{
 		Addr:      *addr,
 		Retention: *retention,

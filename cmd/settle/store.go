@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,91 +13,8 @@ import (
 	"settle/ledger/sqlite"
 )
 
-var (
-	// errUsage means the problem has been explained on stderr: exit 2.
-	errUsage = errors.New("usage")
-	// errHelp means help was asked for and printed on stdout: exit 0, as
-	// the flag package's ErrHelp convention has it.
-	errHelp = errors.New("help")
-)
-
 // defaultSQLite is the store used when no database URL is given.
 const defaultSQLite = "settle.db"
-
-// dbFlag registers --database-url, defaulting to $DATABASE_URL.
-func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("database-url", os.Getenv("DATABASE_URL"),
-		"postgres://… for PostgreSQL, sqlite:PATH for SQLite; empty means SQLite at ./"+defaultSQLite+" (env DATABASE_URL)")
-}
-
-// isHelp reports whether arg asks for help the way the flag package
-// understands it, for commands that read a verb before their flags.
-func isHelp(arg string) bool {
-	switch arg {
-	case "-h", "-help", "--h", "--help":
-		return true
-	}
-	return false
-}
-
-// parse parses flags that admit no positional argument.
-func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	pos, err := parseInterspersed(fs, args, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), pos[0])
-		return errUsage
-	}
-	return nil
-}
-
-// parseInterspersed parses flags that may come before or after positional
-// arguments (settle token revoke ID --database-url …) and returns the
-// positional ones. -h prints fs.Usage (or the flags) on stdout and returns
-// errHelp; a bad flag is one line on stderr, without the usage text the
-// flag package would add, and errUsage.
-func parseInterspersed(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, error) {
-	var msg strings.Builder
-	usage := fs.Usage
-	fs.SetOutput(&msg)
-	fs.Usage = func() {}
-	defer func() { fs.SetOutput(stderr); fs.Usage = usage }()
-	var pos []string
-	for {
-		err := fs.Parse(args)
-		switch {
-		case errors.Is(err, flag.ErrHelp):
-			fs.SetOutput(stdout)
-			if usage != nil {
-				usage()
-			} else {
-				fmt.Fprintf(stdout, "usage: %s [flags]\n\nflags:\n", fs.Name())
-				fs.PrintDefaults()
-			}
-			return nil, errHelp
-		case err != nil:
-			fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), strings.TrimSpace(msg.String()))
-			return nil, errUsage
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-// withUsage makes fs print text, then its flags, when help is asked for.
-func withUsage(fs *flag.FlagSet, text string) *flag.FlagSet {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), text)
-		fmt.Fprintln(fs.Output(), "\nflags:")
-		fs.PrintDefaults()
-	}
-	return fs
-}
 
 // store is what both adapters implement.
 type store interface {
@@ -114,6 +29,7 @@ type store interface {
 	ledger.ResolutionStore
 	ledger.FigureStore
 	ledger.SessionStore
+	ledger.SessionLister
 	ledger.PersonStore
 	ledger.Browser
 	ledger.TokenStore
@@ -125,15 +41,6 @@ type store interface {
 	ledger.DrillStore
 	ledger.LeaderStore
 	ledger.GaugeStore
-}
-
-// openStore opens the store that url names for a command that reads and
-// writes the ledger: it never changes the schema, and refuses a database
-// whose schema is behind this settle (see ledger.Schema). A schema ahead of
-// it, migrated by a newer settle during a rolling upgrade, is used with a
-// warning on stderr.
-func openStore(ctx context.Context, url string, stderr io.Writer) (store, string, error) {
-	return openStoreWith(ctx, url, false, func(msg string) { fmt.Fprintf(stderr, "settle: warning: %s\n", msg) })
 }
 
 // openStoreWith opens the store that url names, applying the migrations
@@ -235,18 +142,20 @@ func sqlitePathProblem(path string) string {
 	return ""
 }
 
-func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle migrate", flag.ContinueOnError),
-		"usage: settle migrate [--database-url URL]\n\nApplies the embedded migrations and exits.\n")
-	dbURL := dbFlag(fs)
-	if err := parse(fs, args, stdout, stderr); err != nil {
-		return err
-	}
-	store, desc, err := openStoreWith(ctx, *dbURL, true, func(msg string) { fmt.Fprintf(stderr, "settle: warning: %s\n", msg) })
+// migrateCmd is `settle migrate`.
+type migrateCmd struct {
+	dbOption `embed:""`
+}
+
+// Help is the command's description in settle migrate --help.
+func (migrateCmd) Help() string { return "Applies the embedded migrations and exits." }
+
+func (m *migrateCmd) run(ctx context.Context, e *env) error {
+	store, desc, err := openStoreWith(ctx, m.DatabaseURL, true, func(msg string) { fmt.Fprintf(e.stderr, "settle: warning: %s\n", msg) })
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	fmt.Fprintf(stdout, "settle: migrations applied (%s)\n", desc)
+	fmt.Fprintf(e.stdout, "settle: migrations applied (%s)\n", desc)
 	return nil
 }

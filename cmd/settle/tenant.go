@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,155 +13,158 @@ import (
 	"settle/ledger"
 )
 
-const tenantUsage = `usage: settle tenant <set|unset|show|erase> --tenant NAME [flags]
+// tenantCmd runs `settle tenant …`: the tenant's named request parameters,
+// and the erasure of all of its data.
+type tenantCmd struct {
+	Set   tenantSet   `cmd:"" help:"set request parameters of the tenant"`
+	Unset tenantUnset `cmd:"" help:"remove request parameters (removing one that is not set changes nothing)"`
+	Show  tenantShow  `cmd:"" help:"print the tenant's parameters, values included"`
+	Erase tenantErase `cmd:"" help:"remove all of the tenant's data and print how many rows of each kind went"`
+}
 
-  settle tenant set --tenant NAME --param NAME=VALUE [--param NAME=VALUE ...] [--force] [--by NAME]
-        set request parameters of the tenant
-  settle tenant unset --tenant NAME --param NAME [--param NAME ...] [--force] [--by NAME]
-        remove request parameters (removing one that is not set changes nothing)
-  settle tenant show --tenant NAME [--format text|json]
-        print the tenant's parameters, values included
-  settle tenant erase --tenant NAME [--force] [--by NAME]
-        remove all of the tenant's data and print how many rows of each kind went
+// Help is the detail of settle tenant --help.
+func (tenantCmd) Help() string {
+	return `A tenant's parameters are what target contracts place into its requests
+({tenant.NAME} in headers or body_fields), such as the connected account a
+platform acts for: names are a lower-case letter, then up to 31 of a-z, 0-9
+and '_'; values 1-256 printable characters; at most 32 per tenant.
+  settle tenant set --tenant NAME --param NAME=VALUE [--param NAME=VALUE ...]
 
-  A tenant's parameters are what target contracts place into its requests
-  ({tenant.NAME} in headers or body_fields), such as the connected account a
-  platform acts for: names are a lower-case letter, then up to 31 of a-z, 0-9
-  and '_'; values 1-256 printable characters; at most 32 per tenant.
+A first value is always accepted. Changing or removing a value is refused
+while the tenant has operations not yet final (PREPARED, IN_FLIGHT, UNKNOWN,
+ESCALATED): their same-key replays and lookups would go out with the new
+value, to an account where their idempotency keys mean nothing. --force
+makes the change anyway, and its record says so.
 
-  A first value is always accepted. Changing or removing a value is refused
-  while the tenant has operations not yet final (PREPARED, IN_FLIGHT, UNKNOWN,
-  ESCALATED): their same-key replays and lookups would go out with the new
-  value, to an account where their idempotency keys mean nothing. --force
-  makes the change anyway, and its record says so.
+Each parameter changed is recorded as an action of cli:NAME in role admin
+(its name, never its value); --by defaults to the operating-system user.
 
-  Each parameter changed is recorded as an action of cli:NAME in role admin
-  (its name, never its value); --by defaults to the operating-system user.
+erase deletes the tenant's operations with their events, callback
+notifications, findings, resolutions and payload conflicts; its API tokens,
+callback endpoint and secret, and parameters; the quarantine items in its
+scope or naming its operations, with their webhook deliveries; its recorded
+actions and figure rollups. What remains is the erasure's own record: when,
+by whom (cli:NAME), whether forced, and the counts. It is refused while the
+tenant has operations not yet final unless --force: a send, replay or lookup
+in progress would lose the record of what it did. An erasure cut short is
+completed by running it again.`
+}
 
-  erase deletes the tenant's operations with their events, callback
-  notifications, findings, resolutions and payload conflicts; its API tokens,
-  callback endpoint and secret, and parameters; the quarantine items in its
-  scope or naming its operations, with their webhook deliveries; its recorded
-  actions and figure rollups. What remains is the erasure's own record: when,
-  by whom (cli:NAME), whether forced, and the counts. It is refused while the
-  tenant has operations not yet final unless --force: a send, replay or lookup
-  in progress would lose the record of what it did. An erasure cut short is
-  completed by running it again.
-`
+type tenantName struct {
+	dbOption `embed:""`
+	Tenant   string `help:"the tenant (required)"`
+}
 
-// paramFlags collects the --param arguments as given. They are checked
-// after parsing, not in Set: the flag package would quote a refused value
-// in its error.
-type paramFlags []string
+func (t tenantName) checkName() error {
+	if t.Tenant == "" {
+		return usagef("--tenant is required")
+	}
+	return nil
+}
 
-func (p *paramFlags) String() string { return strings.Join(*p, ",") }
+func validTenant(name string) error {
+	if !ledger.ValidTenant(name) {
+		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	return nil
+}
 
-func (p *paramFlags) Set(s string) error { *p = append(*p, s); return nil }
+// paramChange is set's and unset's options.
+type paramChange struct {
+	tenantName `embed:""`
+	Force      bool `help:"change or remove values even while operations are not yet final"`
+	byOption   `embed:""`
+	set        map[string]string
+	unset      []string
+}
 
-// tenant runs `settle tenant …`: the tenant's named request parameters.
-func tenant(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// checkChange checks the options of cmd (set or unset), its --param
+// arguments and the tenant's rules before touching (or creating) a store.
+func (c *paramChange) checkChange(cmd string, params []string) error {
 	switch {
-	case len(args) == 0:
-		fmt.Fprint(stderr, tenantUsage)
-		return errUsage
-	case isHelp(args[0]):
-		fmt.Fprint(stdout, tenantUsage)
-		return errHelp
-	case args[0] == "erase":
-		return eraseTenant(ctx, args[1:], stdout, stderr)
-	case args[0] != "set" && args[0] != "unset" && args[0] != "show":
-		fmt.Fprintf(stderr, "settle tenant: unknown command %q (want set, unset, show or erase)\n", args[0])
-		return errUsage
+	case c.Tenant == "":
+		return usagef("--tenant is required")
+	case len(params) == 0:
+		return usagef("--param is required")
 	}
-	cmd := args[0]
-	fs := withUsage(flag.NewFlagSet("settle tenant "+cmd, flag.ContinueOnError), tenantUsage)
-	dbURL := dbFlag(fs)
-	name := fs.String("tenant", "", "tenant whose parameters these are (required)")
-	var (
-		params paramFlags
-		force  *bool
-		by     *string
-		format *string
-	)
-	if cmd == "show" {
-		format = fs.String("format", "text", "text (a table) or json")
-	} else {
-		what := "NAME=VALUE to set (repeatable)"
-		if cmd == "unset" {
-			what = "NAME to remove (repeatable)"
-		}
-		fs.Var(&params, "param", what)
-		force = fs.Bool("force", false, "change or remove values even while operations are not yet final")
-		by = byFlag(fs, true)
-	}
-	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+	if err := c.checkBy(); err != nil {
 		return err
 	}
-	switch {
-	case *name == "":
-		fmt.Fprintf(stderr, "settle tenant %s: --tenant is required\n", cmd)
-		return errUsage
-	case cmd != "show" && len(params) == 0:
-		fmt.Fprintf(stderr, "settle tenant %s: --param is required\n", cmd)
-		return errUsage
-	case by != nil && *by == "":
-		fmt.Fprintf(stderr, "settle tenant %s: --by is required (who acts)\n", cmd)
-		return errUsage
-	case format != nil && *format != "text" && *format != "json":
-		fmt.Fprintf(stderr, "settle tenant show: --format must be text or json\n")
-		return errUsage
-	}
-	set, unset, err := paramArgs(cmd, params, stderr)
-	if err != nil {
+	var err error
+	if c.set, c.unset, err = paramArgs(cmd, params); err != nil {
 		return err
 	}
-	// Refuse a bad tenant, name or value before touching (or creating) a store.
-	if cmd == "show" {
-		if !ledger.ValidTenant(*name) {
-			return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
-		}
-	} else if err := ledger.ValidateTenantParams(*name, set, unset); err != nil {
-		return err
-	}
+	return ledger.ValidateTenantParams(c.Tenant, c.set, c.unset)
+}
 
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if cmd == "show" {
-		list, err := st.ListTenantParams(ctx, *name)
-		if err != nil {
-			return err
-		}
-		return showParams(stdout, *name, list, *format)
-	}
-	err = st.SetTenantParams(asCLI(ctx, *by, cliRoleAdmin), *name, set, unset, *force)
+func (c *paramChange) apply(ctx context.Context, e *env, s *services, cmd string, names []string) error {
+	err := s.store.SetTenantParams(asCLI(ctx, c.By, cliRoleAdmin), c.Tenant, c.set, c.unset, c.Force)
 	if ledger.ErrorCode(err) == ledger.EConflict {
 		return ledger.Errorf(ledger.EConflict, "%s (--force)", ledger.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
 	}
-	names := unset
-	if cmd == "set" {
-		names = make([]string, 0, len(params))
-		for _, p := range params {
-			n, _, _ := strings.Cut(p, "=")
-			names = append(names, n)
-		}
-	}
-	fmt.Fprintf(stdout, "%s %s for tenant %s\n", cmd, strings.Join(names, ", "), *name)
+	fmt.Fprintf(e.stdout, "%s %s for tenant %s\n", cmd, strings.Join(names, ", "), c.Tenant)
 	return nil
+}
+
+type tenantSet struct {
+	paramChange `embed:""`
+	// Checked after parsing, not by kong, whose error would quote a
+	// refused value.
+	Param []string `sep:"none" help:"NAME=VALUE to set (repeatable)"`
+}
+
+func (c *tenantSet) check() error { return c.checkChange("set", c.Param) }
+
+func (c *tenantSet) runLedger(ctx context.Context, e *env, s *services) error {
+	names := make([]string, 0, len(c.Param))
+	for _, p := range c.Param {
+		n, _, _ := strings.Cut(p, "=")
+		names = append(names, n)
+	}
+	return c.apply(ctx, e, s, "set", names)
+}
+
+type tenantUnset struct {
+	paramChange `embed:""`
+	Param       []string `sep:"none" help:"NAME to remove (repeatable)"`
+}
+
+func (c *tenantUnset) check() error { return c.checkChange("unset", c.Param) }
+
+func (c *tenantUnset) runLedger(ctx context.Context, e *env, s *services) error {
+	return c.apply(ctx, e, s, "unset", c.unset)
+}
+
+type tenantShow struct {
+	tenantName `embed:""`
+	Format     string `default:"text" help:"text (a table) or json"`
+}
+
+func (c *tenantShow) check() error {
+	if err := c.checkName(); err != nil {
+		return err
+	}
+	if c.Format != "text" && c.Format != "json" {
+		return usagef("--format must be text or json")
+	}
+	return validTenant(c.Tenant)
+}
+
+func (c *tenantShow) runLedger(ctx context.Context, e *env, s *services) error {
+	list, err := s.store.ListTenantParams(ctx, c.Tenant)
+	if err != nil {
+		return err
+	}
+	return showParams(e.stdout, c.Tenant, list, c.Format)
 }
 
 // paramArgs reads the --param arguments of set (NAME=VALUE) or unset
 // (NAME). A malformed one is a usage error that names the flag but never
 // quotes the argument, which may be a value.
-func paramArgs(cmd string, params paramFlags, stderr io.Writer) (map[string]string, []string, error) {
-	if cmd == "show" {
-		return nil, nil, nil
-	}
+func paramArgs(cmd string, params []string) (map[string]string, []string, error) {
 	set := map[string]string{}
 	var unset []string
 	seen := map[string]bool{}
@@ -169,14 +172,11 @@ func paramArgs(cmd string, params paramFlags, stderr io.Writer) (map[string]stri
 		n, v, hasValue := strings.Cut(p, "=")
 		switch {
 		case cmd == "set" && (!hasValue || n == ""):
-			fmt.Fprintf(stderr, "settle tenant set: --param #%d must be NAME=VALUE\n", i+1)
-			return nil, nil, errUsage
+			return nil, nil, usagef("--param #%d must be NAME=VALUE", i+1)
 		case cmd == "unset" && hasValue:
-			fmt.Fprintf(stderr, "settle tenant unset: --param #%d must be a NAME alone, without =VALUE\n", i+1)
-			return nil, nil, errUsage
+			return nil, nil, usagef("--param #%d must be a NAME alone, without =VALUE", i+1)
 		case seen[n] && ledger.ValidTenantParamName(n):
-			fmt.Fprintf(stderr, "settle tenant %s: --param %s is given twice\n", cmd, n)
-			return nil, nil, errUsage
+			return nil, nil, usagef("--param %s is given twice", n)
 		}
 		seen[n] = true
 		if cmd == "set" {
@@ -222,43 +222,33 @@ func showParams(w io.Writer, tenant string, list []ledger.TenantParam, format st
 	return tw.Flush()
 }
 
-// eraseTenant runs `settle tenant erase`.
-func eraseTenant(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := withUsage(flag.NewFlagSet("settle tenant erase", flag.ContinueOnError), tenantUsage)
-	dbURL := dbFlag(fs)
-	name := fs.String("tenant", "", "tenant whose data to erase (required)")
-	force := fs.Bool("force", false, "erase even while operations are not yet final")
-	by := byFlag(fs, true)
-	if err := parse(fs, args, stdout, stderr); err != nil {
+type tenantErase struct {
+	tenantName `embed:""`
+	Force      bool `help:"erase even while operations are not yet final"`
+	byOption   `embed:""`
+}
+
+func (c *tenantErase) check() error {
+	if err := errors.Join(c.checkName(), c.checkBy()); err != nil {
 		return err
 	}
-	switch {
-	case *name == "":
-		fmt.Fprintln(stderr, "settle tenant erase: --tenant is required")
-		return errUsage
-	case *by == "":
-		fmt.Fprintln(stderr, "settle tenant erase: --by is required (who acts)")
-		return errUsage
-	case !ledger.ValidTenant(*name):
-		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
-	}
-	st, _, err := openStore(ctx, *dbURL, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	e, err := st.EraseTenant(asCLI(ctx, *by, cliRoleAdmin), *name, *force)
+	return validTenant(c.Tenant)
+}
+
+func (c *tenantErase) runLedger(ctx context.Context, e *env, s *services) error {
+	st, name, by, force, stdout := s.store, &c.Tenant, &c.By, &c.Force, e.stdout
+	er, err := st.EraseTenant(asCLI(ctx, *by, cliRoleAdmin), *name, *force)
 	if ledger.ErrorCode(err) == ledger.EConflict {
 		return ledger.Errorf(ledger.EConflict, "%s (--force)", ledger.ErrorMessage(err))
 	}
 	if err != nil {
 		return err
 	}
-	heading := fmt.Sprintf("settle tenant erase: tenant %s erased by %s (erasure %d)", *name, e.Subject, e.ID)
-	if e.Forced && e.Unfinished > 0 {
-		heading += fmt.Sprintf(", forced with %d not yet final", e.Unfinished)
+	heading := fmt.Sprintf("settle tenant erase: tenant %s erased by %s (erasure %d)", *name, er.Subject, er.ID)
+	if er.Forced && er.Unfinished > 0 {
+		heading += fmt.Sprintf(", forced with %d not yet final", er.Unfinished)
 	}
-	return printCounts(stdout, heading, e.Counts, erasureKinds)
+	return printCounts(stdout, heading, er.Counts, erasureKinds)
 }
 
 // erasureKinds are the kinds a tenant's erasure removes, in print order.

@@ -165,7 +165,7 @@ func TestTenant_Invalid(t *testing.T) {
 		code int
 		want string // in stderr
 	}{
-		"UnknownVerb":  {[]string{"frob"}, 2, "unknown command"},
+		"UnknownVerb":  {[]string{"frob"}, 2, "unexpected argument frob"},
 		"NoTenant":     {[]string{"set", "--param", "account=" + v}, 2, "--tenant"},
 		"NoParam":      {[]string{"set", "--tenant", "acme"}, 2, "--param"},
 		"NoEquals":     {[]string{"set", "--tenant", "acme", "--param", v}, 2, "--param #1 must be NAME=VALUE"},
@@ -195,7 +195,7 @@ func TestTenant_Invalid(t *testing.T) {
 			t.Errorf("a rejected command touched the store: %v", err)
 		}
 	})
-	if code, _, errOut := settleCmd(t, "tenant"); code != 2 || !strings.Contains(errOut, "usage: settle tenant") {
+	if code, _, errOut := settleCmd(t, "tenant"); code != 2 || !strings.Contains(errOut, "Usage: settle tenant") {
 		t.Fatalf("no verb: exit %d, %q", code, errOut)
 	}
 	if code, out, _ := settleCmd(t, "tenant", "-h"); code != 0 || !strings.Contains(out, "settle tenant set --tenant NAME --param NAME=VALUE") {

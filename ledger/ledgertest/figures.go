@@ -44,8 +44,8 @@ func testFigures(t *testing.T, h Harness) {
 	if first, _ := fs.Transitions(f.ctx, "acme", ledger.Window{Since: start, Until: ts[1].At}); len(first) != 1 || first[0].To != ledger.Unknown {
 		t.Fatalf("until ignored: %+v", first)
 	}
-	// The assembled figures and the escalation queue, as the CLI and the
-	// console read them.
+	// The assembled figures, as the CLI and the console read them (the
+	// escalation queue is package resolve's, tested there).
 	if src, ok := f.store.(ledger.FigureSource); ok {
 		all, err := ledger.Figures(f.ctx, src, "acme", ledger.Window{Since: start, Until: f.clk.Now().Add(time.Second)})
 		if err != nil || all.OpenEscalations != 1 || all.OldestEscalation == nil || len(all.Targets) != 1 ||
@@ -54,14 +54,5 @@ func testFigures(t *testing.T, h Harness) {
 		}
 	} else {
 		t.Fatal("store does not implement ledger.FigureSource")
-	}
-	if rs, ok := f.store.(ledger.ResolutionLister); ok {
-		q, err := ledger.Escalations(f.ctx, f.store, rs, "acme", false)
-		if err != nil || len(q.Operations) != 1 || q.Operations[0].State != ledger.Escalated || len(q.Proposals) != 0 {
-			t.Fatalf("ledger.Escalations: %+v, %v", q, err)
-		}
-		if q, err := ledger.Escalations(f.ctx, f.store, rs, "globex", true); err != nil || len(q.Operations) != 0 {
-			t.Fatalf("globex's queue: %+v, %v", q, err)
-		}
 	}
 }
