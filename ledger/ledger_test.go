@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"crypto/sha256"
 	"testing"
+	"time"
 
 	"settle/ledger"
 )
@@ -85,5 +86,28 @@ func TestPlain(t *testing.T) {
 	}
 	if got := ledger.Escalated.Plain(""); got != "Under review by the owning team" {
 		t.Errorf("no owner: %q", got)
+	}
+}
+
+// The escalation queue's rule: ESCALATED waits for people; UNKNOWN does
+// from its deadline on (the moment itself included); nothing else does.
+func TestAwaitsPerson(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := now.Add(d); return &x }
+	for _, c := range []struct {
+		op   ledger.Operation
+		want bool
+	}{
+		{ledger.Operation{State: ledger.Escalated}, true},
+		{ledger.Operation{State: ledger.Unknown, Deadline: at(0)}, true},
+		{ledger.Operation{State: ledger.Unknown, Deadline: at(-time.Second)}, true},
+		{ledger.Operation{State: ledger.Unknown, Deadline: at(time.Second)}, false},
+		{ledger.Operation{State: ledger.Unknown}, false},
+		{ledger.Operation{State: ledger.InFlight, Deadline: at(-time.Hour)}, false},
+		{ledger.Operation{State: ledger.Succeeded, Deadline: at(-time.Hour)}, false},
+	} {
+		if got := ledger.AwaitsPerson(c.op, now); got != c.want {
+			t.Errorf("AwaitsPerson(%s, deadline %v) = %v, want %v", c.op.State, c.op.Deadline, got, c.want)
+		}
 	}
 }

@@ -144,14 +144,17 @@ func (d *Digest) sendTeam(ctx context.Context, team string, targets []*target.Co
 	m := DigestMessage{Event: DigestEvent, Team: team, Day: day, SentAt: now}
 	var esc, unk []DigestItem
 	for _, c := range targets {
+		// The escalation queue's own rule (ledger.AwaitsPerson, as the
+		// console and settle escalation queue read it); an escalation is
+		// overdue once it has waited longer than Overdue.
 		e, capped, err := d.overdue(ctx, c.Name, ledger.Escalated, func(op ledger.Operation) bool {
-			return now.Sub(op.UpdatedAt) >= d.Overdue
+			return ledger.AwaitsPerson(op, now) && now.Sub(op.UpdatedAt) >= d.Overdue
 		})
 		if err != nil {
 			return err
 		}
 		u, capped2, err := d.overdue(ctx, c.Name, ledger.Unknown, func(op ledger.Operation) bool {
-			return op.Deadline != nil && op.Deadline.Before(now)
+			return ledger.AwaitsPerson(op, now)
 		})
 		if err != nil {
 			return err
