@@ -20,6 +20,10 @@ type StateGauge struct {
 	// Due counts the UNKNOWN ones whose next reconciliation is due at the
 	// query's now: the reconciler's queue. Zero for other states.
 	Due int
+	// Overdue counts the UNKNOWN ones past their deadline at now: in the
+	// escalation queue (AwaitsPerson) until the reconciler escalates them.
+	// Zero for other states.
+	Overdue int
 	// Oldest is the earliest last change of the group: for ESCALATED, when
 	// the oldest open escalation was escalated.
 	Oldest time.Time

@@ -43,7 +43,7 @@ type Collector struct {
 const UnknownTenant = "unknown"
 
 type collectorDescs struct {
-	ops, prepared, due, oldest, quarantine, readAt, failures *prometheus.Desc
+	ops, prepared, due, overdue, oldest, quarantine, readAt, failures *prometheus.Desc
 }
 
 func (c *Collector) init() {
@@ -65,6 +65,8 @@ func (c *Collector) init() {
 			prepared: prometheus.NewDesc("settle_executor_queue_depth", "PREPARED operations waiting for the executor to send them, by target.",
 				l("target"), nil),
 			due: prometheus.NewDesc("settle_reconciler_queue_depth", "UNKNOWN operations due for reconciliation now, by target.",
+				l("target"), nil),
+			overdue: prometheus.NewDesc("settle_overdue_operations", "UNKNOWN operations past their deadline, by target: in the escalation queue, waiting for people, until the reconciler escalates them on its next round.",
 				l("target"), nil),
 			oldest: prometheus.NewDesc("settle_oldest_escalation_age_seconds", "Age of the oldest open escalation (0 with none): how long people have left it waiting.",
 				l(), nil),
@@ -118,7 +120,7 @@ func (c *Collector) Read(ctx context.Context) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.init()
 	d := c.descs
-	for _, x := range []*prometheus.Desc{d.ops, d.prepared, d.due, d.oldest, d.quarantine, d.readAt, d.failures} {
+	for _, x := range []*prometheus.Desc{d.ops, d.prepared, d.due, d.overdue, d.oldest, d.quarantine, d.readAt, d.failures} {
 		ch <- x
 	}
 }
@@ -135,7 +137,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	now := c.Now()
 
-	ops, prepared, due, quarantine := series{}, series{}, series{}, series{}
+	ops, prepared, due, overdue, quarantine := series{}, series{}, series{}, series{}, series{}
 	oldest := map[string]time.Time{} // by tenant ("" without tenant labels)
 	tenant := func(t string) string {
 		if c.TenantLabels {
@@ -148,7 +150,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			for _, st := range ledger.LiveStates {
 				ops[[3]string{string(st), target}] = 0
 			}
-			prepared[[3]string{target}], due[[3]string{target}], quarantine[[3]string{target}] = 0, 0, 0
+			prepared[[3]string{target}], due[[3]string{target}], overdue[[3]string{target}], quarantine[[3]string{target}] = 0, 0, 0, 0
 		}
 		oldest[""] = time.Time{}
 	}
@@ -160,6 +162,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			prepared[[3]string{s.Target, tn}] += float64(s.Count)
 		case ledger.Unknown:
 			due[[3]string{s.Target, tn}] += float64(s.Due)
+			overdue[[3]string{s.Target, tn}] += float64(s.Overdue)
 		case ledger.Escalated:
 			if o, ok := oldest[tn]; !ok || o.IsZero() || s.Oldest.Before(o) {
 				oldest[tn] = s.Oldest
@@ -192,6 +195,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	emit(c.descs.ops, ops, 2)
 	emit(c.descs.prepared, prepared, 1)
 	emit(c.descs.due, due, 1)
+	emit(c.descs.overdue, overdue, 1)
 	emit(c.descs.quarantine, quarantine, 1)
 	for tn, o := range oldest {
 		age := 0.0

@@ -32,6 +32,23 @@ func testGauges(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	f.unknown("globex")
+	// acme: one UNKNOWN past its deadline, in the escalation queue.
+	n := f.newOp("acme")
+	deadline := f.clk.Now().Add(30 * time.Second)
+	n.Deadline = &deadline
+	past, _, err := f.store.Create(f.ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.unknown("acme") // advances the clock past past's deadline
+	if past = f.get(past); past.State != ledger.Prepared {
+		t.Fatalf("past is %s", past.State)
+	}
+	held, err := f.store.Claim(f.ctx, "acme", past.ID, past.PayloadHash, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.record(held, ledger.InFlight, ledger.Unknown)
 	f.inState("acme", ledger.Succeeded) // never counted: not live
 	f.inState("acme", ledger.FailedTerminal)
 	f.createIn("acme", "payments", ledger.Prepared)
@@ -62,18 +79,19 @@ func testGauges(t *testing.T, h Harness) {
 	}
 	var got []string
 	for _, s := range g.States {
-		got = append(got, strings.Join([]string{s.Tenant, s.Target, string(s.State), strconv.Itoa(s.Count), strconv.Itoa(s.Due)}, "/"))
+		got = append(got, strings.Join([]string{s.Tenant, s.Target, string(s.State), strconv.Itoa(s.Count), strconv.Itoa(s.Due), strconv.Itoa(s.Overdue)}, "/"))
 		if s.State == ledger.Escalated && !s.Oldest.Equal(escalatedAt) {
 			t.Errorf("oldest escalation %v, want %v", s.Oldest, escalatedAt)
 		}
 	}
 	slices.Sort(got)
 	want := []string{
-		"acme/payments/ESCALATED/2/0",
-		"acme/payments/IN_FLIGHT/1/0",
-		"acme/payments/PREPARED/2/0",
-		"acme/shipping/PREPARED/1/0",
-		"globex/payments/UNKNOWN/2/1",
+		"acme/payments/ESCALATED/2/0/0",
+		"acme/payments/IN_FLIGHT/1/0/0",
+		"acme/payments/PREPARED/2/0/0",
+		"acme/payments/UNKNOWN/2/2/1",
+		"acme/shipping/PREPARED/1/0/0",
+		"globex/payments/UNKNOWN/2/1/0",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("states\n got %q\nwant %q", got, want)

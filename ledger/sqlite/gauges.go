@@ -15,7 +15,8 @@ var _ ledger.GaugeStore = (*Store)(nil)
 // quarantine items.
 func (s *Store) Gauges(ctx context.Context, now time.Time) (ledger.Gauges, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT 'op', tenant_id, target, state, count(*),
-			count(CASE WHEN state = 'UNKNOWN' AND next_reconcile_at <= ? THEN 1 END), min(updated_at)
+			count(CASE WHEN state = 'UNKNOWN' AND next_reconcile_at <= ?1 THEN 1 END),
+			count(CASE WHEN state = 'UNKNOWN' AND deadline <= ?1 THEN 1 END), min(updated_at)
 		FROM operation_ledger
 		WHERE state <> 'SUCCEEDED' AND state IN ('PREPARED', 'IN_FLIGHT', 'UNKNOWN', 'ESCALATED')
 		GROUP BY tenant_id, target, state
@@ -23,7 +24,7 @@ func (s *Store) Gauges(ctx context.Context, now time.Time) (ledger.Gauges, error
 		SELECT 'quarantine', scope_tenant, target,
 			CASE WHEN EXISTS (SELECT 1 FROM operation_ledger o WHERE o.tenant_id = quarantine.scope_tenant)
 				THEN 'known' ELSE '' END,
-			count(*), 0, min(quarantined_at)
+			count(*), 0, 0, min(quarantined_at)
 		FROM quarantine WHERE resolved_at IS NULL
 		GROUP BY scope_tenant, target`, micros(now))
 	if err != nil {
@@ -34,10 +35,10 @@ func (s *Store) Gauges(ctx context.Context, now time.Time) (ledger.Gauges, error
 	for rows.Next() {
 		var (
 			kind, tenant, target, state string
-			n, due                      int
+			n, due, overdue             int
 			oldest                      int64
 		)
-		if err := rows.Scan(&kind, &tenant, &target, &state, &n, &due, &oldest); err != nil {
+		if err := rows.Scan(&kind, &tenant, &target, &state, &n, &due, &overdue, &oldest); err != nil {
 			return ledger.Gauges{}, fmt.Errorf("gauges: %w", err)
 		}
 		if kind == "quarantine" {
@@ -47,7 +48,7 @@ func (s *Store) Gauges(ctx context.Context, now time.Time) (ledger.Gauges, error
 			continue
 		}
 		g.States = append(g.States, ledger.StateGauge{Tenant: tenant, Target: target, State: ledger.State(state),
-			Count: n, Due: due, Oldest: fromMicros(oldest)})
+			Count: n, Due: due, Overdue: overdue, Oldest: fromMicros(oldest)})
 	}
 	if err := rows.Err(); err != nil {
 		return ledger.Gauges{}, fmt.Errorf("gauges: %w", err)
