@@ -26,7 +26,7 @@ type planCase struct {
 }
 
 // noStatements are the Store methods that send no SQL of their own.
-var noStatements = []string{"Pool", "Ping", "Close"}
+var noStatements = []string{"Pool", "Ping", "Close", "SetObserver"}
 
 // planFixture is what the cases share: the traced store under test, an
 // untraced store for setting up, and rows picked from the load.
