@@ -27,11 +27,18 @@ const (
 func byFlag(fs *flag.FlagSet, defaultToOSUser bool) *string {
 	def := ""
 	if defaultToOSUser {
-		if u, err := user.Current(); err == nil {
-			def = u.Username
-		}
+		def = osUser()
 	}
 	return fs.String("by", def, "who acts, recorded as cli:NAME")
+}
+
+// osUser is the operating-system user who runs the command, "" when it
+// cannot be told.
+func osUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
 
 // asCLI returns ctx carrying the CLI actor cli:<name> in role.

@@ -18,12 +18,12 @@ const callbackUsage = `usage: settle callback <set|show|retry|remove> --tenant N
   settle callback show --tenant NAME                        print the endpoint (never the secret) and
                                                             the notifications given up after
                                                             settle serve's --callback-max-attempts
-  settle callback retry --tenant NAME                       queue the given-up notifications again,
+  settle callback retry --tenant NAME [--by NAME]           queue the given-up notifications again,
                                                             due now, with a fresh count of attempts
   settle callback remove --tenant NAME [--by NAME]          remove the endpoint; undelivered
                                                             notifications are discarded
 
-  Setting and removing are recorded as actions of cli:NAME in role admin;
+  Setting, retrying and removing are recorded as actions of cli:NAME in role admin;
   --by defaults to the operating-system user. The URL must be https:// and
   not an internal address; set accepts --callbacks-allow-http and
   --callbacks-allow-net as settle serve does, and the server checks again
@@ -51,7 +51,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dbURL := dbFlag(fs)
 	tenant := fs.String("tenant", "", "tenant whose callback this is (required)")
 	var by *string
-	if cmd != "show" && cmd != "retry" {
+	if cmd != "show" {
 		by = byFlag(fs, true)
 	}
 	var (
@@ -114,7 +114,7 @@ func callback(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		printGivenUp(stdout, g, "settle callback retry --tenant NAME")
 	case "retry":
-		k, err := cs.RetryGivenUp(ctx, *tenant, time.Now())
+		k, err := cs.RetryGivenUp(asCLI(ctx, *by, cliRoleAdmin), *tenant, time.Now())
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,8 @@ const escalationUsage = `usage: settle escalation <list|propose|approve|reject|n
   settle escalation list --tenant T [--all]
   settle escalation notices --tenant T [--retry]
       print the notices to owning teams given up after settle serve's
-      --callback-max-attempts; --retry queues them again, due now
+      --callback-max-attempts; --retry queues them again, due now, recorded
+      as an action of cli:<your OS user> in role admin
   settle escalation propose --tenant T OPERATION --to SUCCEEDED|FAILED_TERMINAL [--remote-ref ID] --reason TEXT --as PERSON
   settle escalation approve --tenant T PROPOSAL --as PERSON    (a different person than the proposer)
   settle escalation reject  --tenant T PROPOSAL --as PERSON --reason TEXT
@@ -152,7 +153,11 @@ func escalationNotices(ctx context.Context, store store, tenant string, retry bo
 		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
 	if retry {
-		k, err := store.RetryGivenUpEscalationNotices(ctx, tenant, time.Now())
+		who := osUser()
+		if who == "" {
+			return fmt.Errorf("cannot tell which operating-system user runs this command, to record the retry")
+		}
+		k, err := store.RetryGivenUpEscalationNotices(asCLI(ctx, who, cliRoleAdmin), tenant, time.Now())
 		if err != nil {
 			return err
 		}
