@@ -38,6 +38,11 @@ const (
 	ActionTokenRevoke       ActionKind = "token.revoke"
 	ActionCallbackSet       ActionKind = "callback.set"
 	ActionCallbackRemove    ActionKind = "callback.remove"
+	// ActionCallbackRetry and ActionEscalationNoticeRetry queue a tenant's
+	// given-up callbacks or escalation notices again; the object is the
+	// tenant, the reason how many.
+	ActionCallbackRetry         ActionKind = "callback.retry"
+	ActionEscalationNoticeRetry ActionKind = "escalation_notice.retry"
 )
 
 // maxActionReason bounds an Action's Reason, in bytes.

@@ -90,7 +90,9 @@ type CallbackStore interface {
 	// returns the latest limit of them.
 	GivenUpNotifications(ctx context.Context, tenant string, limit int) (GivenUp, error)
 	// RetryGivenUp makes the tenant's given-up notifications due at now
-	// with their attempts counted from zero again, and returns how many.
+	// with their attempts counted from zero again, returns how many, and
+	// records the callback.retry action by the context's actor (EInvalid
+	// without one, nothing changed).
 	RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error)
 	// Notifications returns the notifications of one operation, oldest
 	// first, for the operation's timeline and for tests.

@@ -35,8 +35,9 @@ type EscalationStore interface {
 	// operations and returns the latest limit of them.
 	GivenUpEscalationNotices(ctx context.Context, tenant string, limit int) (GivenUp, error)
 	// RetryGivenUpEscalationNotices makes the tenant's given-up notices due
-	// at now with their attempts counted from zero again, and returns how
-	// many.
+	// at now with their attempts counted from zero again, returns how many,
+	// and records the escalation_notice.retry action by the context's actor
+	// (EInvalid without one, nothing changed).
 	RetryGivenUpEscalationNotices(ctx context.Context, tenant string, now time.Time) (int, error)
 	// EscalationNotices returns the notices of one operation, oldest first.
 	EscalationNotices(ctx context.Context, tenant, operationID string) ([]Notification, error)

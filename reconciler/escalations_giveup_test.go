@@ -61,7 +61,7 @@ func TestEscalationNotifier_GivesUpAfterMaxAttempts(t *testing.T) {
 		}
 
 		rc.set(func(rc *cbReceiver) { rc.fail = 0 })
-		if k, err := es.RetryGivenUpEscalationNotices(r.ctx, "acme", time.Now()); err != nil || k != 1 {
+		if k, err := es.RetryGivenUpEscalationNotices(ledger.NewContextWithActor(r.ctx, ledger.Actor{Subject: "cli:ops", Name: "ops", Role: "admin"}), "acme", time.Now()); err != nil || k != 1 {
 			t.Fatalf("retry = %d, %v", k, err)
 		}
 		r.runUntil("acknowledgement", rc.ackedAll(1), nt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
 	"settle/target/sim"
@@ -61,7 +62,7 @@ func TestNotifier_GivesUpAfterMaxAttempts(t *testing.T) {
 
 		// A retry queues it again, with a fresh count of attempts.
 		rc.set(func(rc *cbReceiver) { rc.fail = 0 })
-		if k, err := cs.RetryGivenUp(r.ctx, "acme", time.Now()); err != nil || k != 1 {
+		if k, err := cs.RetryGivenUp(ledger.NewContextWithActor(r.ctx, ledger.Actor{Subject: "cli:ops", Name: "ops", Role: "admin"}), "acme", time.Now()); err != nil || k != 1 {
 			t.Fatalf("retry = %d, %v", k, err)
 		}
 		r.runUntil("acknowledgement", rc.ackedAll(1), nt)

@@ -103,12 +103,14 @@ func (c *callbackShow) runLedger(ctx context.Context, e *env, s *services) error
 
 type callbackRetry struct {
 	callbackTenant `embed:""`
+	byOption       `embed:""`
 }
 
-func (c *callbackRetry) check() error { return c.checkTenant() }
+func (c *callbackRetry) check() error { return errors.Join(c.checkBy(), c.checkTenant()) }
 
+// runLedger queues them again, recorded as the action callback.retry.
 func (c *callbackRetry) runLedger(ctx context.Context, e *env, s *services) error {
-	k, err := s.store.RetryGivenUp(ctx, c.Tenant, time.Now())
+	k, err := s.store.RetryGivenUp(asCLI(ctx, c.By, cliRoleAdmin), c.Tenant, time.Now())
 	if err != nil {
 		return err
 	}

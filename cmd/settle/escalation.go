@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -278,7 +279,7 @@ func (c *escalationWithdraw) runLedger(ctx context.Context, e *env, s *services)
 
 type escalationNotices struct {
 	escalationOptions `embed:""`
-	Retry             bool `help:"queue the given-up notices again, due now, with a fresh count of attempts"`
+	Retry             bool `help:"queue the given-up notices again, due now, with a fresh count of attempts; recorded as an action of cli:<your OS user> in role admin"`
 }
 
 func (c *escalationNotices) check() error { return c.checkTenant() }
@@ -453,7 +454,12 @@ func escalationNoticesOf(ctx context.Context, store store, tenant string, retry 
 		return ledger.Errorf(ledger.EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
 	if retry {
-		k, err := store.RetryGivenUpEscalationNotices(ctx, tenant, time.Now())
+		// Recorded as the action escalation_notice.retry of the OS user.
+		u, err := user.Current()
+		if err != nil || u.Username == "" {
+			return fmt.Errorf("cannot tell which operating-system user runs this command, to record the retry")
+		}
+		k, err := store.RetryGivenUpEscalationNotices(asCLI(ctx, u.Username, cliRoleAdmin), tenant, time.Now())
 		if err != nil {
 			return err
 		}

@@ -538,10 +538,16 @@ func testCallbackGiveUp(t *testing.T, h Harness) {
 		t.Fatalf("retry other = %d, %v", k, err)
 	}
 	f.clk.Advance(time.Hour)
+	_, err = cs.RetryGivenUp(context.Background(), "acme", f.clk.Now())
+	wantCode(t, err, ledger.EInvalid) // a retry is a person's action: no actor, nothing queued
+	if g, _ := cs.GivenUpNotifications(f.ctx, "acme", 5); g.Count != 1 {
+		t.Fatalf("a retry without an actor queued: %+v", g)
+	}
 	k, err := cs.RetryGivenUp(f.ctx, "acme", f.clk.Now())
 	if err != nil || k != 1 {
 		t.Fatalf("retry = %d, %v", k, err)
 	}
+	f.wantRetryAction(ledger.ActionCallbackRetry, "acme", "1 queued again")
 	if g, _ := cs.GivenUpNotifications(f.ctx, "acme", 5); g.Count != 0 {
 		t.Fatalf("given up after retry: %+v", g)
 	}
@@ -554,5 +560,19 @@ func testCallbackGiveUp(t *testing.T, h Harness) {
 	}
 	if err != nil || again == nil || again.Attempts != 1 || again.GaveUpAt != nil {
 		t.Fatalf("claim after retry = %+v, %v", got, err)
+	}
+}
+
+// wantRetryAction checks that the tenant's latest action is a retry of
+// kind by the fixture's actor, with reason.
+func (f *fixture) wantRetryAction(kind ledger.ActionKind, tenant, reason string) {
+	f.t.Helper()
+	acts, err := f.store.(ledger.ActionStore).Actions(f.ctx, ledger.ActionFilter{Tenant: tenant, Limit: 1})
+	if err != nil || len(acts) != 1 {
+		f.t.Fatalf("actions = %+v, %v", acts, err)
+	}
+	if a := acts[0]; a.Kind != kind || a.Subject != testActor.Subject || a.Role != testActor.Role ||
+		a.Object != tenant || a.Reason != reason {
+		f.t.Fatalf("retry action = %+v, want %s by %s: %q", a, kind, testActor.Subject, reason)
 	}
 }

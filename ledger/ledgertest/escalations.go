@@ -1,6 +1,7 @@
 package ledgertest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -197,10 +198,14 @@ func testEscalationGiveUp(t *testing.T, h Harness) {
 	if k, err := es.RetryGivenUpEscalationNotices(f.ctx, "globex", f.clk.Now()); err != nil || k != 0 {
 		t.Fatalf("retry globex = %d, %v", k, err)
 	}
+	f.wantRetryAction(ledger.ActionEscalationNoticeRetry, "globex", "0 queued again")
 	f.clk.Advance(time.Hour)
+	_, err = es.RetryGivenUpEscalationNotices(context.Background(), "acme", f.clk.Now())
+	wantCode(t, err, ledger.EInvalid)
 	if k, err := es.RetryGivenUpEscalationNotices(f.ctx, "acme", f.clk.Now()); err != nil || k != 1 {
 		t.Fatalf("retry = %d, %v", k, err)
 	}
+	f.wantRetryAction(ledger.ActionEscalationNoticeRetry, "acme", "1 queued again")
 	if g, _ := es.GivenUpEscalationNotices(f.ctx, "acme", 5); g.Count != 0 {
 		t.Fatalf("given up after retry: %+v", g)
 	}

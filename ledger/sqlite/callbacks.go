@@ -170,11 +170,14 @@ func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText st
 // notices) that share the columns of delivery: delivered_at,
 // next_attempt_at, last_status and last_error. The names are constants,
 // never input, so they can be written into the SQL.
-type outbox struct{ table, id, what, cols string }
+type outbox struct {
+	table, id, what, cols string
+	retry                 ledger.ActionKind // the action that queues given-up rows again
+}
 
 var (
-	callbackOutbox   = outbox{"callback_outbox", "callback_id", "notification", notificationCols}
-	escalationOutbox = outbox{"escalation_outbox", "notice_id", "escalation notice", noticeCols}
+	callbackOutbox   = outbox{"callback_outbox", "callback_id", "notification", notificationCols, ledger.ActionCallbackRetry}
+	escalationOutbox = outbox{"escalation_outbox", "notice_id", "escalation notice", noticeCols, ledger.ActionEscalationNoticeRetry}
 )
 
 // markDelivered records the acknowledgement of one delivery; a repeated
@@ -272,14 +275,23 @@ func (s *Store) givenUp(ctx context.Context, o outbox, tenant string, limit int)
 }
 
 // retryGivenUp makes a tenant's given-up deliveries due at now, their
-// attempts counted from zero again.
+// attempts counted from zero again, and records o.retry by the context's
+// actor with how many (EInvalid without an actor).
 func (s *Store) retryGivenUp(ctx context.Context, o outbox, tenant string, now time.Time) (int, error) {
-	res, err := s.w.ExecContext(ctx, `UPDATE `+o.table+` SET gave_up_at = NULL, attempts = 0, next_attempt_at = ?2
-		WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant, micros(now))
+	var n int64
+	err := s.withAction(ctx, o.retry, tenant, tenant, func(tx *sql.Tx, a *ledger.Action) error {
+		res, err := tx.ExecContext(ctx, `UPDATE `+o.table+` SET gave_up_at = NULL, attempts = 0, next_attempt_at = ?2
+			WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL`, tenant, micros(now))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		a.Reason = fmt.Sprintf("%d queued again", n)
+		return nil
+	})
 	if err != nil {
 		return 0, fmt.Errorf("retry given-up %ss: %w", o.what, err)
 	}
-	n, _ := res.RowsAffected()
 	return int(n), nil
 }
 
