@@ -175,8 +175,5 @@ func csvName(tenant string, w ledger.Window) string {
 }
 
 func (s *server) tenantFigures(ctx context.Context, tenant string, w ledger.Window) (ledger.TenantFigures, error) {
-	if s.figures == nil {
-		return ledger.TenantFigures{}, echo.NewHTTPError(http.StatusServiceUnavailable)
-	}
-	return ledger.Figures(ctx, s.figures, tenant, w)
+	return ledger.Figures(ctx, s.store, tenant, w)
 }

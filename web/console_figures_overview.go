@@ -98,10 +98,7 @@ func (s *server) figuresOverview(c echo.Context) error {
 		return err
 	}
 	days := windowDays(q.Span.Since, q.Days)
-	if s.figures == nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable)
-	}
-	all, err := ledger.FiguresOf(ctx, s.figures, tenants, q.Span)
+	all, err := ledger.FiguresOf(ctx, s.store, tenants, q.Span)
 	if err != nil {
 		return err
 	}
@@ -123,11 +120,7 @@ func (s *server) figureTenants(ctx context.Context, p *auth.Principal) ([]string
 	if !all {
 		return tenants, nil
 	}
-	l, ok := s.figures.(ledger.TenantLister)
-	if !ok {
-		return nil, nil
-	}
-	return l.Tenants(ctx)
+	return s.store.Tenants(ctx)
 }
 
 func overviewView(entries []overviewEntry, q figuresQuery, days []string, now time.Time) views.FiguresOverview {

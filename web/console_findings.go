@@ -28,10 +28,7 @@ func (s *server) findingsPage(c echo.Context) error {
 // renderFindings shows the findings p may review, with the status filter
 // of the URL: owners see their targets' findings, admins every target's.
 func (s *server) renderFindings(c echo.Context, status int, form findingsForm) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := s.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	which := reviewStatus(c)
@@ -112,10 +109,7 @@ func findingText(f ledger.Finding, owner string) (title, meaning string) {
 // findingAcknowledge records that the person has read an open finding,
 // with their note.
 func (s *server) findingAcknowledge(c echo.Context) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := s.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id, err := reviewItem(c, p)
@@ -151,10 +145,7 @@ func (s *server) findingAcknowledge(c echo.Context) error {
 // finding is being looked at), and the review actions taken about it.
 func (s *server) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation, now time.Time) (views.OperationReview, error) {
 	var v views.OperationReview
-	if s.review == nil {
-		return v, nil
-	}
-	fs, err := s.review.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
+	fs, err := s.store.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
 	if err != nil {
 		return v, err
 	}

@@ -69,16 +69,6 @@ func reviewItem(c echo.Context, p *auth.Principal) (tenant string, id int64, err
 	return tenant, id, nil
 }
 
-// reviewStore is the store of the review pages, or a 503 when the server
-// was built without one.
-func (s *server) reviewStore() (ledger.ReviewStore, error) {
-	if s.review == nil {
-		return nil, &pageError{status: http.StatusServiceUnavailable,
-			message: "Quarantine and findings review is not available on this server."}
-	}
-	return s.review, nil
-}
-
 // quarantineScope is the part of a quarantine filter p's bindings allow:
 // the tenants p may review, and unattributed items only for a binding that
 // covers every tenant.
@@ -112,10 +102,7 @@ func (s *server) quarantinePage(c echo.Context) error {
 // renderQuarantine shows the quarantine page with the status filter of the
 // URL, and the problem of a refused action when there is one.
 func (s *server) renderQuarantine(c echo.Context, status int, form quarantineForm) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := s.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	which := reviewStatus(c)
@@ -211,10 +198,7 @@ func (s *server) openQuarantineItem(ctx context.Context, rs ledger.ReviewStore, 
 // quarantineLink attributes an open item to an operation of the same
 // tenant, named by its id or any of its references.
 func (s *server) quarantineLink(c echo.Context) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := s.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id, err := reviewItem(c, p)
@@ -264,10 +248,7 @@ func (s *server) quarantineLink(c echo.Context) error {
 
 // quarantineDismiss closes an open item with the reviewer's reason.
 func (s *server) quarantineDismiss(c echo.Context) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := s.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id, err := reviewItem(c, p)

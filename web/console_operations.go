@@ -108,7 +108,7 @@ func (s *server) operationsView(ctx context.Context, p *auth.Principal, q opsQue
 	if q.Q != "" {
 		return s.searchView(ctx, v, f, q, now)
 	}
-	counts, err := s.browser.CountByState(ctx, f)
+	counts, err := s.store.CountByState(ctx, f)
 	if err != nil {
 		return v, err
 	}
@@ -151,7 +151,7 @@ func (s *server) searchView(ctx context.Context, v views.OperationsPage, f ledge
 	if f.Tenant != "" {
 		sf.Tenants, sf.AllTenants = []string{f.Tenant}, false
 	}
-	ops, err := s.browser.Search(ctx, sf)
+	ops, err := s.store.Search(ctx, sf)
 	if err != nil {
 		return v, err
 	}

@@ -11,13 +11,13 @@ import (
 
 // goNoGo evaluates the go/no-go gate for contracts with the same package,
 // facts and settings as `settle gonogo`, by target name. It is nil when the
-// server has no drill store, or the store failed (logged): the pages then
-// say the gate was not evaluated rather than guess.
+// store failed (logged): the pages then say the gate was not evaluated
+// rather than guess.
 func (s *server) goNoGo(ctx context.Context, contracts ...*target.Contract) map[string]gonogo.Report {
-	if s.drills == nil || len(contracts) == 0 {
+	if len(contracts) == 0 {
 		return nil
 	}
-	reports, err := gonogo.Check(ctx, s.drills, contracts, gonogo.Options{Now: s.now(), MaxDrillAge: s.maxDrillAge, Retention: s.retention})
+	reports, err := gonogo.Check(ctx, s.store, contracts, gonogo.Options{Now: s.now(), MaxDrillAge: s.maxDrillAge, Retention: s.retention})
 	if err != nil {
 		s.log.Error("go/no-go not evaluated", "component", "console", "err", err)
 		return nil
