@@ -17,20 +17,22 @@ import (
 const givenUpShown = 10
 
 // adminRoutes are the console's pages for targets, API tokens and callbacks (admins).
-var adminRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: (*server).targetsPage},
-	{Method: http.MethodGet, Path: "/targets/:name", Permission: auth.ViewOperations, handle: (*server).targetPage},
-	{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: (*server).adminPage},
-	{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
-		handle: (*server).adminTenantPage},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
-		handle: (*server).createToken},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
-		handle: (*server).revokeToken},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
-		handle: (*server).setCallback},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
-		handle: (*server).removeCallback},
+func (s *server) adminRoutes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: s.targetsPage},
+		{Method: http.MethodGet, Path: "/targets/:name", Permission: auth.ViewOperations, handle: s.targetPage},
+		{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: s.adminPage},
+		{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
+			handle: s.adminTenantPage},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
+			handle: s.createToken},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
+			handle: s.revokeToken},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
+			handle: s.setCallback},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
+			handle: s.removeCallback},
+	}
 }
 
 // adminPage shows the read-only switch and the tenants the administrator

@@ -17,17 +17,19 @@ import (
 )
 
 // escalationRoutes are the console's pages for the escalation queue, proposals and their decisions (owners).
-var escalationRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: (*server).escalationsPage},
-	{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: (*server).proposalsPage},
-	{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).escalationPage},
-	{Method: http.MethodPost, Path: "/escalations/:tenant/:id/propose", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).proposeResolution},
-	{Method: http.MethodPost, Path: "/escalations/:tenant/:id/approve", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).approveResolution},
-	{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).rejectResolution},
+func (s *server) escalationRoutes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: s.escalationsPage},
+		{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: s.proposalsPage},
+		{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
+			handle: s.escalationPage},
+		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/propose", Permission: auth.Resolve, Tenanted: true,
+			handle: s.proposeResolution},
+		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/approve", Permission: auth.Resolve, Tenanted: true,
+			handle: s.approveResolution},
+		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
+			handle: s.rejectResolution},
+	}
 }
 
 // escQuery is the queue's state, all of it in the URL.

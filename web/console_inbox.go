@@ -15,15 +15,17 @@ import (
 )
 
 // inboxRoutes are the console's pages for quarantine and audit findings review (owners).
-var inboxRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/quarantine", Permission: auth.ReviewInbox, handle: (*server).quarantinePage},
-	{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/link", Permission: auth.ReviewInbox, Tenanted: true,
-		handle: (*server).quarantineLink},
-	{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
-		handle: (*server).quarantineDismiss},
-	{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: (*server).findingsPage},
-	{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
-		handle: (*server).findingAcknowledge},
+func (s *server) inboxRoutes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/quarantine", Permission: auth.ReviewInbox, handle: s.quarantinePage},
+		{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/link", Permission: auth.ReviewInbox, Tenanted: true,
+			handle: s.quarantineLink},
+		{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
+			handle: s.quarantineDismiss},
+		{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: s.findingsPage},
+		{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
+			handle: s.findingAcknowledge},
+	}
 }
 
 // unattributedSegment stands in the URL for the tenant of an item that has

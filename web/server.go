@@ -114,13 +114,12 @@ type Contracts interface {
 }
 
 type server struct {
+	pages
 	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
 
 	store          Store
 	targets        Targets
 	bodyLimit      int64
-	log            *slog.Logger
-	now            func() time.Time
 	contracts      Contracts
 	client         *target.Client
 	resolve        *resolve.Service
@@ -133,7 +132,6 @@ type server struct {
 	rates              *tokenRates  // nil: unlimited
 	creates            *createSlots
 	signIn             SignIn // nil: no console
-	readOnly           bool
 	retention          ledger.RetentionPolicy
 	maxDrillAge        time.Duration
 }
@@ -142,9 +140,9 @@ type server struct {
 func New(cfg Config) *echo.Echo {
 	s := &server{
 		store: cfg.Store, targets: cfg.Targets,
-		bodyLimit: positive(cfg.BodyLimit, DefaultBodyLimit), log: cfg.Logger, now: cfg.Now,
+		bodyLimit: positive(cfg.BodyLimit, DefaultBodyLimit), pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly},
 		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets,
-		signIn: cfg.SignIn, readOnly: cfg.ReadOnly, callbackPolicy: cfg.CallbackPolicy,
+		signIn: cfg.SignIn, callbackPolicy: cfg.CallbackPolicy,
 		retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge,
 	}
 	if s.log == nil {
