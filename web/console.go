@@ -51,7 +51,7 @@ type ConsoleRoute struct {
 // feature's handler. A route without a permission is refused at start-up,
 // and the authorization matrix test fails for a route it has no case for.
 func consoleTable(f features) []ConsoleRoute {
-	return slices.Concat(f.coreRoutes(), f.escalationRoutes(), f.inboxRoutes(), f.figures.routes(), f.adminRoutes())
+	return slices.Concat(f.coreRoutes(), f.escalationRoutes(), f.inboxRoutes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
 }
 
 // pages is what every console page shares: the clock, the log, and the
@@ -68,11 +68,15 @@ type pages struct {
 type features struct {
 	*server
 	figures *figures
+	targets *targetPages
 }
 
-func newFeatures(s *server) features {
+func newFeatures(s *server, cfg Config) features {
 	return features{server: s,
-		figures: &figures{pages: s.pages, store: s.store}}
+		figures: &figures{pages: s.pages, store: s.store},
+		targets: &targetPages{pages: s.pages, contracts: s.contracts, names: s.targets, drills: s.store,
+			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
+	}
 }
 
 // coreRoutes are the support pages and the static files; each feature's
@@ -90,16 +94,16 @@ func (s *server) coreRoutes() []ConsoleRoute {
 // ConsoleRoutes returns a copy of the console's route table, for tests and
 // documentation.
 func ConsoleRoutes() []ConsoleRoute {
-	return consoleTable(newFeatures(&server{}))
+	return consoleTable(newFeatures(&server{}, Config{}))
 }
 
 // signInPaths are the auth package's own routes: they are public, and
 // sign-in and sign-out stay possible in read-only mode.
 var signInPaths = []string{"/login", "/login/demo", "/logout", "/auth/callback"}
 
-func (s *server) routesConsole(e *echo.Echo) {
+func (s *server) routesConsole(e *echo.Echo, cfg Config) {
 	s.signIn.Register(e)
-	for _, r := range consoleTable(newFeatures(s)) {
+	for _, r := range consoleTable(newFeatures(s, cfg)) {
 		if r.Permission == "" && !r.Public {
 			panic(fmt.Sprintf("web: console route %s %s declares no permission", r.Method, r.Path))
 		}

@@ -16,11 +16,9 @@ import (
 // admin page lists.
 const givenUpShown = 10
 
-// adminRoutes are the console's pages for targets, API tokens and callbacks (admins).
+// adminRoutes are the console's pages for API tokens and callbacks (admins).
 func (s *server) adminRoutes() []ConsoleRoute {
 	return []ConsoleRoute{
-		{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: s.targetsPage},
-		{Method: http.MethodGet, Path: "/targets/:name", Permission: auth.ViewOperations, handle: s.targetPage},
 		{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: s.adminPage},
 		{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
 			handle: s.adminTenantPage},

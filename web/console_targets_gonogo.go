@@ -13,13 +13,13 @@ import (
 // facts and settings as `settle gonogo`, by target name. It is nil when the
 // store failed (logged): the pages then say the gate was not evaluated
 // rather than guess.
-func (s *server) goNoGo(ctx context.Context, contracts ...*target.Contract) map[string]gonogo.Report {
+func (tp *targetPages) goNoGo(ctx context.Context, contracts ...*target.Contract) map[string]gonogo.Report {
 	if len(contracts) == 0 {
 		return nil
 	}
-	reports, err := gonogo.Check(ctx, s.store, contracts, gonogo.Options{Now: s.now(), MaxDrillAge: s.maxDrillAge, Retention: s.retention})
+	reports, err := gonogo.Check(ctx, tp.drills, contracts, gonogo.Options{Now: tp.now(), MaxDrillAge: tp.maxDrillAge, Retention: tp.retention})
 	if err != nil {
-		s.log.Error("go/no-go not evaluated", "component", "console", "err", err)
+		tp.log.Error("go/no-go not evaluated", "component", "console", "err", err)
 		return nil
 	}
 	out := make(map[string]gonogo.Report, len(reports))
@@ -38,8 +38,8 @@ func verdictText(r gonogo.Report) string {
 }
 
 // goNoGoView is the target page's gate section.
-func (s *server) goNoGoView(r gonogo.Report) *views.GoNoGo {
-	age := s.maxDrillAge
+func (tp *targetPages) goNoGoView(r gonogo.Report) *views.GoNoGo {
+	age := tp.maxDrillAge
 	if age <= 0 {
 		age = gonogo.DefaultMaxDrillAge
 	}

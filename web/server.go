@@ -132,8 +132,6 @@ type server struct {
 	rates              *tokenRates  // nil: unlimited
 	creates            *createSlots
 	signIn             SignIn // nil: no console
-	retention          ledger.RetentionPolicy
-	maxDrillAge        time.Duration
 }
 
 // New returns the configured Echo server.
@@ -143,7 +141,6 @@ func New(cfg Config) *echo.Echo {
 		bodyLimit: positive(cfg.BodyLimit, DefaultBodyLimit), pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly},
 		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets,
 		signIn: cfg.SignIn, callbackPolicy: cfg.CallbackPolicy,
-		retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -221,7 +218,7 @@ func New(cfg Config) *echo.Echo {
 	}
 	s.routesAPI(e)
 	if s.signIn != nil {
-		s.routesConsole(e)
+		s.routesConsole(e, cfg)
 	}
 	return e
 }
