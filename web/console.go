@@ -51,7 +51,7 @@ type ConsoleRoute struct {
 // feature's handler. A route without a permission is refused at start-up,
 // and the authorization matrix test fails for a route it has no case for.
 func consoleTable(f features) []ConsoleRoute {
-	return slices.Concat(f.coreRoutes(), f.escalationRoutes(), f.inboxRoutes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
+	return slices.Concat(f.coreRoutes(), f.escalationRoutes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
 }
 
 // pages is what every console page shares: the clock, the log, and the
@@ -69,11 +69,13 @@ type features struct {
 	*server
 	figures *figures
 	targets *targetPages
+	review  *review
 }
 
 func newFeatures(s *server, cfg Config) features {
 	return features{server: s,
 		figures: &figures{pages: s.pages, store: s.store},
+		review:  &review{pages: s.pages, store: s.store, targets: s.targets},
 		targets: &targetPages{pages: s.pages, contracts: s.contracts, names: s.targets, drills: s.store,
 			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
 	}

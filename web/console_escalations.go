@@ -113,7 +113,7 @@ func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQu
 		op := it.Operation
 		row := views.EscalationRow{ID: op.ID, Href: escalationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300), State: string(op.State),
-			Status: op.State.Plain(s.owner(op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
+			Status: op.State.Plain(ownerOf(s.targets, op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
 			Since: timeView(&op.CreatedAt, now, ""), Deadline: timeView(op.Deadline, now, "none"),
 			Reason: queueReason(op)}
 		if it.Open != nil {
