@@ -58,8 +58,8 @@ func newHookRig(t *testing.T, h ledgertest.Harness, cfg sim.Config) *hookRig {
 			target.StatusRule{Value: "failed", Outcome: target.ObjectFailed, Documentation: "https://example.test/failed"})
 	})
 	inbox := r.store.(ledger.InboxStore)
-	e := web.New(web.Config{Store: r.store, Tokens: r.store.(ledger.TokenStore), Contracts: r.set,
-		WebhookSecrets: map[string][]byte{"payments": whSecret}, Inbox: inbox})
+	e := web.New(web.Config{Store: r.store.(web.Store), Contracts: r.set,
+		WebhookSecrets: map[string][]byte{"payments": whSecret}})
 	mu.Lock()
 	handler = e
 	mu.Unlock()

@@ -40,7 +40,7 @@ func (s *server) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if !strings.EqualFold(scheme, "Bearer") {
 			return s.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
 		}
-		tok, err := ledger.Authenticate(c.Request().Context(), s.tokens, strings.TrimSpace(secret))
+		tok, err := ledger.Authenticate(c.Request().Context(), s.store, strings.TrimSpace(secret))
 		if ledger.ErrorCode(err) == ledger.EUnauthorized {
 			return s.unauthorized(c, "invalid or revoked API token")
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -43,47 +44,76 @@ type ConsoleRoute struct {
 	// principal who may not see that tenant gets the same 404 as for an
 	// unknown record.
 	Tenanted bool
-	handle   func(*server, echo.Context) error
+	handle   echo.HandlerFunc
 }
 
-// consoleTable is the console's one route table. A route without a
-// permission is refused at start-up, and the authorization matrix test
-// fails for a route it has no case for.
-var consoleTable = slices.Concat(coreRoutes, escalationRoutes, inboxRoutes, figureRoutes, adminRoutes)
+// consoleTable is the console's one route table, each row pointing at its
+// feature's handler. A route without a permission is refused at start-up,
+// and the authorization matrix test fails for a route it has no case for.
+func consoleTable(f features) []ConsoleRoute {
+	return slices.Concat(f.coreRoutes(), f.escalationRoutes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
+}
+
+// pages is what every console page shares: the clock, the log, and the
+// read-only switch its layout shows.
+type pages struct {
+	now      func() time.Time
+	log      *slog.Logger
+	readOnly bool
+}
+
+// features are the console's handlers, one struct per feature holding
+// only what it uses, built here from the server's parts. The features
+// still on *server are the ones not yet moved to a struct of their own.
+type features struct {
+	*server
+	figures *figures
+	targets *targetPages
+	review  *review
+}
+
+func newFeatures(s *server, cfg Config) features {
+	return features{server: s,
+		figures: &figures{pages: s.pages, store: s.store},
+		review:  &review{pages: s.pages, store: s.store, targets: s.targets},
+		targets: &targetPages{pages: s.pages, contracts: s.contracts, names: s.targets, drills: s.store,
+			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
+	}
+}
 
 // coreRoutes are the support pages and the static files; each feature's
 // routes are in the file of its handlers.
-var coreRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/", Permission: auth.ViewOperations, handle: (*server).consoleHome},
-	{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: (*server).operationsPage},
-	{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
-		handle: (*server).operationPage},
-	{Method: http.MethodGet, Path: "/static/:name", Public: true, handle: (*server).staticFile},
+func (s *server) coreRoutes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/", Permission: auth.ViewOperations, handle: s.consoleHome},
+		{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: s.operationsPage},
+		{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
+			handle: s.operationPage},
+		{Method: http.MethodGet, Path: "/static/:name", Public: true, handle: s.staticFile},
+	}
 }
 
 // ConsoleRoutes returns a copy of the console's route table, for tests and
 // documentation.
 func ConsoleRoutes() []ConsoleRoute {
-	return append([]ConsoleRoute(nil), consoleTable...)
+	return consoleTable(newFeatures(&server{}, Config{}))
 }
 
 // signInPaths are the auth package's own routes: they are public, and
 // sign-in and sign-out stay possible in read-only mode.
 var signInPaths = []string{"/login", "/login/demo", "/logout", "/auth/callback"}
 
-func (s *server) routesConsole(e *echo.Echo) {
+func (s *server) routesConsole(e *echo.Echo, cfg Config) {
 	s.signIn.Register(e)
-	for _, r := range consoleTable {
+	for _, r := range consoleTable(newFeatures(s, cfg)) {
 		if r.Permission == "" && !r.Public {
 			panic(fmt.Sprintf("web: console route %s %s declares no permission", r.Method, r.Path))
 		}
-		h := r.handle
-		handler := func(c echo.Context) error { return h(s, c) }
 		if r.Public {
-			e.Add(r.Method, r.Path, handler)
+			e.Add(r.Method, r.Path, r.handle)
 			continue
 		}
-		e.Add(r.Method, r.Path, handler, s.signIn.Middleware(), s.authorize(r))
+		e.Add(r.Method, r.Path, r.handle, s.signIn.Middleware(), s.authorize(r))
 	}
 }
 
@@ -124,7 +154,7 @@ func (s *server) consoleHome(c echo.Context) error {
 
 // render writes a component as a complete HTML page. Console pages hold
 // one person's view of tenant data: no cache keeps them.
-func (s *server) render(c echo.Context, status int, comp templ.Component) error {
+func (pages) render(c echo.Context, status int, comp templ.Component) error {
 	var buf bytes.Buffer
 	if err := comp.Render(c.Request().Context(), &buf); err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -154,8 +184,8 @@ var navigation = []struct {
 
 // layout is what every page shares; current names the nav entry shown as
 // the current page.
-func (s *server) layout(c echo.Context, title, current string) views.Layout {
-	l := views.Layout{Title: title, CSRF: csrfToken(c), ReadOnly: s.readOnly}
+func (pg pages) layout(c echo.Context, title, current string) views.Layout {
+	l := views.Layout{Title: title, CSRF: csrfToken(c), ReadOnly: pg.readOnly}
 	p := auth.FromContext(c.Request().Context())
 	if p == nil {
 		return l

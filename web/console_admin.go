@@ -16,21 +16,21 @@ import (
 // admin page lists.
 const givenUpShown = 10
 
-// adminRoutes are the console's pages for targets, API tokens and callbacks (admins).
-var adminRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: (*server).targetsPage},
-	{Method: http.MethodGet, Path: "/targets/:name", Permission: auth.ViewOperations, handle: (*server).targetPage},
-	{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: (*server).adminPage},
-	{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
-		handle: (*server).adminTenantPage},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
-		handle: (*server).createToken},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
-		handle: (*server).revokeToken},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
-		handle: (*server).setCallback},
-	{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
-		handle: (*server).removeCallback},
+// adminRoutes are the console's pages for API tokens and callbacks (admins).
+func (s *server) adminRoutes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: s.adminPage},
+		{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
+			handle: s.adminTenantPage},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
+			handle: s.createToken},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
+			handle: s.revokeToken},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
+			handle: s.setCallback},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
+			handle: s.removeCallback},
+	}
 }
 
 // adminPage shows the read-only switch and the tenants the administrator
@@ -72,7 +72,7 @@ func adminTenantHref(tenant string) string { return "/admin/tenants/" + url.Path
 func (s *server) adminTenant(c echo.Context, perm auth.Permission) (*auth.Principal, string, error) {
 	p := auth.FromContext(c.Request().Context())
 	t := c.Param("tenant")
-	if s.tokens == nil || !ledger.ValidTenant(t) || !p.Can(perm, t, "") {
+	if !ledger.ValidTenant(t) || !p.Can(perm, t, "") {
 		return p, "", notFound()
 	}
 	return p, t, nil
@@ -98,9 +98,9 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 	ctx, now := c.Request().Context(), s.now()
 	base := adminTenantHref(tenant)
 	v := views.AdminTenantPage{Tenant: tenant, CreateToken: base + "/tokens", Back: "/admin",
-		Callbacks:   s.callbacks != nil && p.Can(auth.ManageHooks, tenant, ""),
+		Callbacks:   p.Can(auth.ManageHooks, tenant, ""),
 		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove"}
-	tokens, err := s.tokens.ListTokens(ctx, tenant)
+	tokens, err := s.store.ListTokens(ctx, tenant)
 	if err != nil {
 		return v, err
 	}
@@ -113,11 +113,11 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 		v.Tokens = append(v.Tokens, row)
 	}
 	if v.Callbacks {
-		cb, err := s.callbacks.GetCallback(ctx, tenant)
+		cb, err := s.store.GetCallback(ctx, tenant)
 		switch ledger.ErrorCode(err) {
 		case "":
 			v.Callback = &views.CallbackView{URL: ledger.PlainText(cb.URL, 2048), Updated: timeView(&cb.UpdatedAt, now, "")}
-			g, err := s.callbacks.GivenUpNotifications(ctx, tenant, givenUpShown)
+			g, err := s.store.GivenUpNotifications(ctx, tenant, givenUpShown)
 			if err != nil {
 				return v, err
 			}
@@ -132,24 +132,20 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 			return v, err
 		}
 	}
-	if s.params != nil {
-		ps, err := s.params.ListTenantParams(ctx, tenant)
-		if err != nil {
-			return v, err
-		}
-		v.ShowParams = true
-		for _, p := range ps {
-			v.Params = append(v.Params, views.ParamRow{Name: p.Name, Value: ledger.PlainText(p.Value, 4*ledger.MaxTenantParamValue),
-				Updated: timeView(&p.UpdatedAt, now, "")})
-		}
+	ps, err := s.store.ListTenantParams(ctx, tenant)
+	if err != nil {
+		return v, err
 	}
-	if s.actions != nil {
-		acts, err := s.actions.Actions(ctx, ledger.ActionFilter{Tenant: tenant})
-		if err != nil {
-			return v, err
-		}
-		v.Actions = adminActions(acts, now)
+	v.ShowParams = true
+	for _, p := range ps {
+		v.Params = append(v.Params, views.ParamRow{Name: p.Name, Value: ledger.PlainText(p.Value, 4*ledger.MaxTenantParamValue),
+			Updated: timeView(&p.UpdatedAt, now, "")})
 	}
+	acts, err := s.store.Actions(ctx, ledger.ActionFilter{Tenant: tenant})
+	if err != nil {
+		return v, err
+	}
+	v.Actions = adminActions(acts, now)
 	v.Layout = s.layout(c, "Admin · "+tenant, "admin")
 	v.ServedIn = servedIn(c)
 	return v, nil
@@ -201,7 +197,7 @@ func (s *server) createToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.tokens.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
+	if err := s.store.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
 		return err
 	}
 	s.log.Info("token created", "tenant", tenant, "token_id", t.ID,
@@ -221,7 +217,7 @@ func (s *server) revokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.tokens.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), s.now())
+	err = s.store.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), s.now())
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}
@@ -238,9 +234,6 @@ func (s *server) setCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.callbacks == nil {
-		return notFound()
-	}
 	raw := c.FormValue("url")
 	if err := s.callbackPolicy.CheckURL(raw); err != nil {
 		v, verr := s.adminTenantView(c, p, tenant)
@@ -254,7 +247,7 @@ func (s *server) setCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.callbacks.SetCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, raw, []byte(secret), s.now()); err != nil {
+	if err := s.store.SetCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, raw, []byte(secret), s.now()); err != nil {
 		return err
 	}
 	v := views.SecretPage{Heading: "Callback endpoint set", Tenant: tenant, Label: "Signing secret",
@@ -273,10 +266,7 @@ func (s *server) removeCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.callbacks == nil {
-		return notFound()
-	}
-	err = s.callbacks.RemoveCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant)
+	err = s.store.RemoveCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant)
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}

@@ -22,7 +22,7 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
 	// The Targets pages show the go/no-go gate, which axe checks too.
-	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t), Drills: s.(ledger.DrillStore)}, `  - group: admin-acme
+	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t)}, `  - group: admin-acme
     role: admin
     tenants: [acme]
 `,

@@ -152,7 +152,7 @@ bindings:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn, cfg.InsecureCookies = s, s, s, signIn, true
+	cfg.Store, cfg.SignIn, cfg.InsecureCookies = s, signIn, true
 	if cfg.Logger == nil {
 		cfg.Logger = log
 	}

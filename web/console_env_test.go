@@ -116,8 +116,7 @@ func leakCheckedLog(t *testing.T, secrets ...string) *slog.Logger {
 func newConsole(t *testing.T, s store, cfg web.Config) *console {
 	t.Helper()
 	b := browsing{s}
-	cfg.Store, cfg.Browser, cfg.Tokens, cfg.SignIn = b, b, s, testSignIn{}
-	cfg.Review, _ = s.(ledger.ReviewStore)
+	cfg.Store, cfg.SignIn = b, testSignIn{}
 	cfg.Targets = consoleTargets{testTargets}
 	if cfg.Contracts == nil {
 		cfg.Contracts = testContracts(t)

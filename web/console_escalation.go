@@ -41,7 +41,7 @@ func (r resolverScope) CanResolve(tenant, target string) bool {
 // escalationView builds the detail page of k for p at now.
 func (s *server) escalationView(k resolve.Case, p *auth.Principal, now time.Time) views.EscalationPage {
 	op := k.Operation
-	owner := s.owner(op.Target)
+	owner := ownerOf(s.targets, op.Target)
 	c := s.resolve.Contract(op.Target)
 	v := views.EscalationPage{
 		ID: op.ID, Tenant: op.Tenant, Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300),

@@ -10,13 +10,9 @@ import (
 )
 
 // operationActions returns the people's actions on op (proposals,
-// approvals, rejections), oldest first; none when the store records none.
+// approvals, rejections), oldest first.
 func (s *server) operationActions(ctx context.Context, op ledger.Operation) ([]ledger.Action, error) {
-	as, ok := s.store.(ledger.ActionStore)
-	if !ok {
-		return nil, nil
-	}
-	acts, err := as.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
+	acts, err := s.store.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -17,17 +17,19 @@ import (
 )
 
 // escalationRoutes are the console's pages for the escalation queue, proposals and their decisions (owners).
-var escalationRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: (*server).escalationsPage},
-	{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: (*server).proposalsPage},
-	{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).escalationPage},
-	{Method: http.MethodPost, Path: "/escalations/:tenant/:id/propose", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).proposeResolution},
-	{Method: http.MethodPost, Path: "/escalations/:tenant/:id/approve", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).approveResolution},
-	{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
-		handle: (*server).rejectResolution},
+func (s *server) escalationRoutes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: s.escalationsPage},
+		{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: s.proposalsPage},
+		{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
+			handle: s.escalationPage},
+		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/propose", Permission: auth.Resolve, Tenanted: true,
+			handle: s.proposeResolution},
+		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/approve", Permission: auth.Resolve, Tenanted: true,
+			handle: s.approveResolution},
+		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
+			handle: s.rejectResolution},
+	}
 }
 
 // escQuery is the queue's state, all of it in the URL.
@@ -111,7 +113,7 @@ func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQu
 		op := it.Operation
 		row := views.EscalationRow{ID: op.ID, Href: escalationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300), State: string(op.State),
-			Status: op.State.Plain(s.owner(op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
+			Status: op.State.Plain(ownerOf(s.targets, op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
 			Since: timeView(&op.CreatedAt, now, ""), Deadline: timeView(op.Deadline, now, "none"),
 			Reason: queueReason(op)}
 		if it.Open != nil {

@@ -20,10 +20,22 @@ import (
 // and CSV export (managers). The tenant is named in the query: a manager
 // asking for a tenant they may not read gets the same 404 as for an
 // unknown one.
-var figureRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/figures", Permission: auth.ViewFigures, Tenanted: true, handle: (*server).figuresPage},
-	{Method: http.MethodGet, Path: "/figures.csv", Permission: auth.ViewFigures, Tenanted: true, handle: (*server).figuresCSV},
-	{Method: http.MethodGet, Path: "/figures/overview", Permission: auth.ViewFigures, handle: (*server).figuresOverview},
+// figures serves the figures pages: a tenant's counts, its CSV export,
+// and the overview of every tenant a manager may read.
+type figures struct {
+	pages
+	store interface {
+		ledger.FigureSource
+		ledger.TenantLister
+	}
+}
+
+func (fg *figures) routes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/figures", Permission: auth.ViewFigures, Tenanted: true, handle: fg.figuresPage},
+		{Method: http.MethodGet, Path: "/figures.csv", Permission: auth.ViewFigures, Tenanted: true, handle: fg.figuresCSV},
+		{Method: http.MethodGet, Path: "/figures/overview", Permission: auth.ViewFigures, handle: fg.figuresOverview},
+	}
 }
 
 // figureWindows are the page's windows, in whole UTC days ending today.
@@ -110,10 +122,10 @@ func figuresTenant(p *auth.Principal, named string) (tenant string, ok bool, err
 	return "", false, nil
 }
 
-func (s *server) figuresPage(c echo.Context) error {
+func (fg *figures) figuresPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	now := s.now()
+	now := fg.now()
 	q := parseFiguresQuery(c.QueryParams(), now)
 	tenant, ok, err := figuresTenant(p, q.Tenant)
 	if err != nil {
@@ -122,7 +134,7 @@ func (s *server) figuresPage(c echo.Context) error {
 	if !ok {
 		return c.Redirect(http.StatusSeeOther, "/figures/overview?"+q.params("").Encode())
 	}
-	f, err := s.tenantFigures(ctx, tenant, q.Span)
+	f, err := fg.tenantFigures(ctx, tenant, q.Span)
 	if err != nil {
 		return err
 	}
@@ -130,16 +142,16 @@ func (s *server) figuresPage(c echo.Context) error {
 	if all, ts := p.Tenants(auth.ViewFigures); all || len(ts) > 1 {
 		v.Overview = "/figures/overview?" + q.params("").Encode()
 	}
-	v.Layout = s.layout(c, "Figures for "+ledger.PlainText(tenant, 63), "figures")
+	v.Layout = fg.layout(c, "Figures for "+ledger.PlainText(tenant, 63), "figures")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Figures(v))
+	return fg.render(c, http.StatusOK, views.Figures(v))
 }
 
 // figuresCSV is the page's numbers as `settle figures --csv` writes them,
 // by the same function.
-func (s *server) figuresCSV(c echo.Context) error {
+func (fg *figures) figuresCSV(c echo.Context) error {
 	ctx := c.Request().Context()
-	q := parseFiguresQuery(c.QueryParams(), s.now())
+	q := parseFiguresQuery(c.QueryParams(), fg.now())
 	tenant, ok, err := figuresTenant(auth.FromContext(ctx), q.Tenant)
 	if err != nil {
 		return err
@@ -147,7 +159,7 @@ func (s *server) figuresCSV(c echo.Context) error {
 	if !ok {
 		return notFound()
 	}
-	f, err := s.tenantFigures(ctx, tenant, q.Span)
+	f, err := fg.tenantFigures(ctx, tenant, q.Span)
 	if err != nil {
 		return err
 	}
@@ -174,9 +186,6 @@ func csvName(tenant string, w ledger.Window) string {
 		w.Until.AddDate(0, 0, -1).Format(time.DateOnly) + ".csv"
 }
 
-func (s *server) tenantFigures(ctx context.Context, tenant string, w ledger.Window) (ledger.TenantFigures, error) {
-	if s.figures == nil {
-		return ledger.TenantFigures{}, echo.NewHTTPError(http.StatusServiceUnavailable)
-	}
-	return ledger.Figures(ctx, s.figures, tenant, w)
+func (fg *figures) tenantFigures(ctx context.Context, tenant string, w ledger.Window) (ledger.TenantFigures, error) {
+	return ledger.Figures(ctx, fg.store, tenant, w)
 }

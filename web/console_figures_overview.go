@@ -77,10 +77,10 @@ func summarize(f ledger.TenantFigures, days []string) overviewEntry {
 	return e
 }
 
-func (s *server) figuresOverview(c echo.Context) error {
+func (fg *figures) figuresOverview(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	now := s.now()
+	now := fg.now()
 	vals := c.QueryParams()
 	q := parseFiguresQuery(vals, now)
 	q.Tenant = ""
@@ -93,15 +93,12 @@ func (s *server) figuresOverview(c echo.Context) error {
 	if vals.Get("dir") == "desc" {
 		q.dir = "desc"
 	}
-	tenants, err := s.figureTenants(ctx, p)
+	tenants, err := fg.figureTenants(ctx, p)
 	if err != nil {
 		return err
 	}
 	days := windowDays(q.Span.Since, q.Days)
-	if s.figures == nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable)
-	}
-	all, err := ledger.FiguresOf(ctx, s.figures, tenants, q.Span)
+	all, err := ledger.FiguresOf(ctx, fg.store, tenants, q.Span)
 	if err != nil {
 		return err
 	}
@@ -110,24 +107,20 @@ func (s *server) figuresOverview(c echo.Context) error {
 		entries = append(entries, summarize(f, days))
 	}
 	v := overviewView(entries, q, days, now)
-	v.Layout = s.layout(c, "Figures for all my tenants", "figures")
+	v.Layout = fg.layout(c, "Figures for all my tenants", "figures")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.FiguresOverviewPage(v))
+	return fg.render(c, http.StatusOK, views.FiguresOverviewPage(v))
 }
 
 // figureTenants are the tenants whose figures p may read: its bound
 // tenants, or, for a binding to every tenant, every tenant the ledger
 // knows.
-func (s *server) figureTenants(ctx context.Context, p *auth.Principal) ([]string, error) {
+func (fg *figures) figureTenants(ctx context.Context, p *auth.Principal) ([]string, error) {
 	all, tenants := p.Tenants(auth.ViewFigures)
 	if !all {
 		return tenants, nil
 	}
-	l, ok := s.figures.(ledger.TenantLister)
-	if !ok {
-		return nil, nil
-	}
-	return l.Tenants(ctx)
+	return fg.store.Tenants(ctx)
 }
 
 func overviewView(entries []overviewEntry, q figuresQuery, days []string, now time.Time) views.FiguresOverview {

@@ -21,17 +21,14 @@ type findingsForm struct {
 	item, note, problem string
 }
 
-func (s *server) findingsPage(c echo.Context) error {
-	return s.renderFindings(c, http.StatusOK, findingsForm{})
+func (rv *review) findingsPage(c echo.Context) error {
+	return rv.renderFindings(c, http.StatusOK, findingsForm{})
 }
 
 // renderFindings shows the findings p may review, with the status filter
 // of the URL: owners see their targets' findings, admins every target's.
-func (s *server) renderFindings(c echo.Context, status int, form findingsForm) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+func (rv *review) renderFindings(c echo.Context, status int, form findingsForm) error {
+	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	which := reviewStatus(c)
@@ -41,20 +38,20 @@ func (s *server) renderFindings(c echo.Context, status int, form findingsForm) e
 		return err
 	}
 	v := views.FindingsPage{
-		Layout:  s.layout(c, "Findings", "findings"),
+		Layout:  rv.layout(c, "Findings", "findings"),
 		Filters: reviewFilters("/findings", which, "Acknowledged"),
 		Problem: form.problem, ProblemItem: form.item, Note: form.note,
 	}
 	if c.QueryParam("done") == "acknowledged" {
 		v.Done = "Acknowledged. Your note is on the finding and in the event log."
 	}
-	now := s.now()
+	now := rv.now()
 	for _, f := range fs {
 		if !p.Can(auth.ReviewInbox, f.Tenant, f.Target) || (which == "resolved" && f.Open()) {
 			continue
 		}
-		r := findingRow(p, f, s.owner(f.Target), now)
-		if f.Open() && !s.readOnly {
+		r := findingRow(p, f, ownerOf(rv.targets, f.Target), now)
+		if f.Open() && !rv.readOnly {
 			r.AckAction = "/findings/" + url.PathEscape(f.Tenant) + "/" + r.ID + "/acknowledge"
 		}
 		v.Rows = append(v.Rows, r)
@@ -64,7 +61,7 @@ func (s *server) renderFindings(c echo.Context, status int, form findingsForm) e
 			"resolved": "No audit finding has been acknowledged yet.", "all": "The auditor has found nothing."}[which]
 	}
 	v.ServedIn = servedIn(c)
-	return s.render(c, status, views.Findings(v))
+	return rv.render(c, status, views.Findings(v))
 }
 
 // findingRow says what a finding means, in words; the operation is linked
@@ -111,11 +108,8 @@ func findingText(f ledger.Finding, owner string) (title, meaning string) {
 
 // findingAcknowledge records that the person has read an open finding,
 // with their note.
-func (s *server) findingAcknowledge(c echo.Context) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+func (rv *review) findingAcknowledge(c echo.Context) error {
+	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id, err := reviewItem(c, p)
@@ -133,7 +127,7 @@ func (s *server) findingAcknowledge(c echo.Context) error {
 	}
 	note := strings.TrimSpace(c.FormValue("note"))
 	if err := ledger.CheckReviewNote("note", note); err != nil {
-		return s.renderFindings(c, http.StatusUnprocessableEntity, findingsForm{item: strconv.FormatInt(id, 10),
+		return rv.renderFindings(c, http.StatusUnprocessableEntity, findingsForm{item: strconv.FormatInt(id, 10),
 			note: note, problem: "Add a note on what is being done about it: " + ledger.ErrorMessage(err) + "."})
 	}
 	err = rs.AcknowledgeFinding(actingAs(c, p, auth.ReviewInbox, tenant, found.Target), tenant, id, note)
@@ -151,14 +145,11 @@ func (s *server) findingAcknowledge(c echo.Context) error {
 // finding is being looked at), and the review actions taken about it.
 func (s *server) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation, now time.Time) (views.OperationReview, error) {
 	var v views.OperationReview
-	if s.review == nil {
-		return v, nil
-	}
-	fs, err := s.review.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
+	fs, err := s.store.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
 	if err != nil {
 		return v, err
 	}
-	owner := s.owner(op.Target)
+	owner := ownerOf(s.targets, op.Target)
 	for _, f := range fs {
 		v.Findings = append(v.Findings, findingRow(p, f, owner, now))
 	}

@@ -14,16 +14,28 @@ import (
 	"settle/views"
 )
 
-// inboxRoutes are the console's pages for quarantine and audit findings review (owners).
-var inboxRoutes = []ConsoleRoute{
-	{Method: http.MethodGet, Path: "/quarantine", Permission: auth.ReviewInbox, handle: (*server).quarantinePage},
-	{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/link", Permission: auth.ReviewInbox, Tenanted: true,
-		handle: (*server).quarantineLink},
-	{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
-		handle: (*server).quarantineDismiss},
-	{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: (*server).findingsPage},
-	{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
-		handle: (*server).findingAcknowledge},
+// review serves the console's pages for quarantine and audit findings
+// review (owners).
+type review struct {
+	pages
+	store interface {
+		ledger.ReviewStore
+		Find(ctx context.Context, tenant, ref string) ([]ledger.Operation, error)
+	}
+	targets Targets // names each finding's owning team
+}
+
+func (rv *review) routes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/quarantine", Permission: auth.ReviewInbox, handle: rv.quarantinePage},
+		{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/link", Permission: auth.ReviewInbox, Tenanted: true,
+			handle: rv.quarantineLink},
+		{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
+			handle: rv.quarantineDismiss},
+		{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: rv.findingsPage},
+		{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
+			handle: rv.findingAcknowledge},
+	}
 }
 
 // unattributedSegment stands in the URL for the tenant of an item that has
@@ -69,16 +81,6 @@ func reviewItem(c echo.Context, p *auth.Principal) (tenant string, id int64, err
 	return tenant, id, nil
 }
 
-// reviewStore is the store of the review pages, or a 503 when the server
-// was built without one.
-func (s *server) reviewStore() (ledger.ReviewStore, error) {
-	if s.review == nil {
-		return nil, &pageError{status: http.StatusServiceUnavailable,
-			message: "Quarantine and findings review is not available on this server."}
-	}
-	return s.review, nil
-}
-
 // quarantineScope is the part of a quarantine filter p's bindings allow:
 // the tenants p may review, and unattributed items only for a binding that
 // covers every tenant.
@@ -105,17 +107,14 @@ type quarantineForm struct {
 	item, operation, reason, problem string
 }
 
-func (s *server) quarantinePage(c echo.Context) error {
-	return s.renderQuarantine(c, http.StatusOK, quarantineForm{})
+func (rv *review) quarantinePage(c echo.Context) error {
+	return rv.renderQuarantine(c, http.StatusOK, quarantineForm{})
 }
 
 // renderQuarantine shows the quarantine page with the status filter of the
 // URL, and the problem of a refused action when there is one.
-func (s *server) renderQuarantine(c echo.Context, status int, form quarantineForm) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineForm) error {
+	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	which := reviewStatus(c)
@@ -124,7 +123,7 @@ func (s *server) renderQuarantine(c echo.Context, status int, form quarantineFor
 		return err
 	}
 	v := views.QuarantinePage{
-		Layout:  s.layout(c, "Quarantine", "quarantine"),
+		Layout:  rv.layout(c, "Quarantine", "quarantine"),
 		Filters: reviewFilters("/quarantine", which, "Resolved"),
 		Done:    quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
 		Operation: form.operation, Reason: form.reason,
@@ -133,14 +132,14 @@ func (s *server) renderQuarantine(c echo.Context, status int, form quarantineFor
 		if which == "resolved" && q.ResolvedAt == nil {
 			continue
 		}
-		v.Rows = append(v.Rows, s.quarantineRow(p, q))
+		v.Rows = append(v.Rows, rv.quarantineRow(p, q))
 	}
 	if len(v.Rows) == 0 {
 		v.Empty = map[string]string{"open": "No quarantined event waits for review.",
 			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[which]
 	}
 	v.ServedIn = servedIn(c)
-	return s.render(c, status, views.Quarantine(v))
+	return rv.render(c, status, views.Quarantine(v))
 }
 
 func quarantineDone(done string) string {
@@ -153,8 +152,8 @@ func quarantineDone(done string) string {
 	return ""
 }
 
-func (s *server) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views.QuarantineRow {
-	now := s.now()
+func (rv *review) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views.QuarantineRow {
+	now := rv.now()
 	id := strconv.FormatInt(q.ID, 10)
 	r := views.QuarantineRow{
 		ID: id, Target: q.Target, Reason: ledger.PlainText(q.Reason, 300),
@@ -172,7 +171,7 @@ func (s *server) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views
 	switch {
 	case r.Open:
 		r.Status = "Open: waiting for review"
-		if !s.readOnly {
+		if !rv.readOnly {
 			base := "/quarantine/" + url.PathEscape(segment) + "/" + id
 			r.DismissAction = base + "/dismiss"
 			if q.ScopeTenant() != "" {
@@ -195,7 +194,7 @@ func orName(name, subject string) string {
 
 // openQuarantineItem returns the tenant's open item id when p may review
 // it (owners: its target too), or answers 404.
-func (s *server) openQuarantineItem(ctx context.Context, rs ledger.ReviewStore, p *auth.Principal, tenant string, id int64) (ledger.QuarantineItem, error) {
+func (rv *review) openQuarantineItem(ctx context.Context, rs ledger.ReviewStore, p *auth.Principal, tenant string, id int64) (ledger.QuarantineItem, error) {
 	q, err := rs.QuarantineItem(ctx, tenant, id)
 	switch {
 	case ledger.ErrorCode(err) == ledger.ENotFound:
@@ -210,18 +209,15 @@ func (s *server) openQuarantineItem(ctx context.Context, rs ledger.ReviewStore, 
 
 // quarantineLink attributes an open item to an operation of the same
 // tenant, named by its id or any of its references.
-func (s *server) quarantineLink(c echo.Context) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+func (rv *review) quarantineLink(c echo.Context) error {
+	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id, err := reviewItem(c, p)
 	if err != nil {
 		return err
 	}
-	q, err := s.openQuarantineItem(ctx, rs, p, tenant, id)
+	q, err := rv.openQuarantineItem(ctx, rs, p, tenant, id)
 	if err != nil {
 		return err
 	}
@@ -229,7 +225,7 @@ func (s *server) quarantineLink(c echo.Context) error {
 		operation: strings.TrimSpace(c.FormValue("operation")), reason: strings.TrimSpace(c.FormValue("reason"))}
 	problem := func(msg string) error {
 		form.problem = msg
-		return s.renderQuarantine(c, http.StatusUnprocessableEntity, form)
+		return rv.renderQuarantine(c, http.StatusUnprocessableEntity, form)
 	}
 	if tenant == "" {
 		return problem("An event of no tenant cannot be linked to an operation. Dismiss it with a reason instead.")
@@ -240,7 +236,7 @@ func (s *server) quarantineLink(c echo.Context) error {
 	if form.operation == "" || len(form.operation) > 300 {
 		return problem("Name the operation: its id or one of its references.")
 	}
-	ops, err := s.store.Find(ctx, tenant, form.operation)
+	ops, err := rv.store.Find(ctx, tenant, form.operation)
 	switch {
 	case ledger.ErrorCode(err) == ledger.EInvalid, err == nil && len(ops) == 0:
 		return problem("No operation of tenant " + tenant + " has that id or reference.")
@@ -263,24 +259,21 @@ func (s *server) quarantineLink(c echo.Context) error {
 }
 
 // quarantineDismiss closes an open item with the reviewer's reason.
-func (s *server) quarantineDismiss(c echo.Context) error {
-	rs, err := s.reviewStore()
-	if err != nil {
-		return err
-	}
+func (rv *review) quarantineDismiss(c echo.Context) error {
+	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id, err := reviewItem(c, p)
 	if err != nil {
 		return err
 	}
-	q, err := s.openQuarantineItem(ctx, rs, p, tenant, id)
+	q, err := rv.openQuarantineItem(ctx, rs, p, tenant, id)
 	if err != nil {
 		return err
 	}
 	reason := strings.TrimSpace(c.FormValue("reason"))
 	if err := ledger.CheckReviewNote("reason", reason); err != nil {
-		return s.renderQuarantine(c, http.StatusUnprocessableEntity, quarantineForm{item: strconv.FormatInt(id, 10),
+		return rv.renderQuarantine(c, http.StatusUnprocessableEntity, quarantineForm{item: strconv.FormatInt(id, 10),
 			problem: "Give the reason the event needs no action: " + ledger.ErrorMessage(err) + "."})
 	}
 	err = rs.ResolveQuarantine(actingAs(c, p, auth.ReviewInbox, tenant, q.Target), tenant, id, reason)

@@ -70,7 +70,7 @@ func (s *server) operationStory(ctx context.Context, p *auth.Principal, tenant, 
 // operationView builds the detail page; op.Payload is shown only when
 // showPayload, which the caller decides from the viewer's permission.
 func (s *server) operationView(op ledger.Operation, events []ledger.Event, showPayload bool, now time.Time) views.OperationPage {
-	owner := s.owner(op.Target)
+	owner := ownerOf(s.targets, op.Target)
 	meaning, tone := statusMeaning(op, op.Target, owner)
 	v := views.OperationPage{
 		ID: op.ID, State: string(op.State), Status: op.State.Plain(owner), Meaning: meaning, Tone: tone,

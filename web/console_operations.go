@@ -108,7 +108,7 @@ func (s *server) operationsView(ctx context.Context, p *auth.Principal, q opsQue
 	if q.Q != "" {
 		return s.searchView(ctx, v, f, q, now)
 	}
-	counts, err := s.browser.CountByState(ctx, f)
+	counts, err := s.store.CountByState(ctx, f)
 	if err != nil {
 		return v, err
 	}
@@ -151,7 +151,7 @@ func (s *server) searchView(ctx context.Context, v views.OperationsPage, f ledge
 	if f.Tenant != "" {
 		sf.Tenants, sf.AllTenants = []string{f.Tenant}, false
 	}
-	ops, err := s.browser.Search(ctx, sf)
+	ops, err := s.store.Search(ctx, sf)
 	if err != nil {
 		return v, err
 	}
@@ -177,7 +177,7 @@ func (s *server) rows(ops []ledger.Operation, now time.Time) []views.OperationRo
 		rows = append(rows, views.OperationRow{
 			ID: op.ID, Href: operationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			IntentRef: ledger.PlainText(op.IntentRef, 300), Type: op.Type, Target: op.Target,
-			State: string(op.State), Status: op.State.Plain(s.owner(op.Target)),
+			State: string(op.State), Status: op.State.Plain(ownerOf(s.targets, op.Target)),
 			Created: timeView(&op.CreatedAt, now, ""), Updated: timeView(&op.UpdatedAt, now, ""),
 		})
 	}
@@ -189,11 +189,11 @@ func operationHref(tenant, id string) string {
 }
 
 // owner is the team owning target, for "Under review by …".
-func (s *server) owner(target string) string {
-	if s.targets == nil {
+func ownerOf(ts Targets, target string) string {
+	if ts == nil {
 		return ""
 	}
-	t, _ := s.targets.Target(target)
+	t, _ := ts.Target(target)
 	return t.Owner
 }
 

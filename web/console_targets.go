@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"settle/auth"
 	"settle/ledger"
 	"settle/target"
 	"settle/views"
@@ -19,19 +20,39 @@ import (
 // on must still be true.
 const staleAfter = 180 * 24 * time.Hour
 
+// targetPages serves the Targets pages: each contract in plain words, with
+// the go/no-go gate that `settle gonogo` computes.
+type targetPages struct {
+	pages
+	contracts Contracts
+	names     Targets // lists the targets when contracts cannot
+	drills    ledger.DrillStore
+	retention ledger.RetentionPolicy
+	// maxDrillAge is the age past which a drill no longer counts (0:
+	// gonogo's default).
+	maxDrillAge time.Duration
+}
+
+func (tp *targetPages) routes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/targets", Permission: auth.ViewOperations, handle: tp.targetsPage},
+		{Method: http.MethodGet, Path: "/targets/:name", Permission: auth.ViewOperations, handle: tp.targetPage},
+	}
+}
+
 // targetsPage lists every target's contract in one line each. Every
 // signed-in role reads contracts: support explains "under review by …"
 // with them, owners and managers plan with them.
-func (s *server) targetsPage(c echo.Context) error {
-	now := s.now()
+func (tp *targetPages) targetsPage(c echo.Context) error {
+	now := tp.now()
 	v := views.TargetsPage{Empty: "No target contracts are configured on this server."}
 	var cts []*target.Contract
-	for _, name := range s.contractNames() {
-		if ct, ok := s.contracts.Get(name); ok {
+	for _, name := range tp.contractNames() {
+		if ct, ok := tp.contracts.Get(name); ok {
 			cts = append(cts, ct)
 		}
 	}
-	gates := s.goNoGo(c.Request().Context(), cts...)
+	gates := tp.goNoGo(c.Request().Context(), cts...)
 	for _, ct := range cts {
 		checked := checkedText(ct.Documentation.Checked, now)
 		row := views.TargetRow{
@@ -43,39 +64,39 @@ func (s *server) targetsPage(c echo.Context) error {
 		}
 		v.Rows = append(v.Rows, row)
 	}
-	v.Layout = s.layout(c, "Targets", "targets")
+	v.Layout = tp.layout(c, "Targets", "targets")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Targets(v))
+	return tp.render(c, http.StatusOK, views.Targets(v))
 }
 
 // targetPage is one contract in plain words.
-func (s *server) targetPage(c echo.Context) error {
-	if s.contracts == nil {
+func (tp *targetPages) targetPage(c echo.Context) error {
+	if tp.contracts == nil {
 		return notFound()
 	}
-	ct, ok := s.contracts.Get(c.Param("name"))
+	ct, ok := tp.contracts.Get(c.Param("name"))
 	if !ok {
 		return notFound()
 	}
-	v := targetView(ct, s.now())
-	if r, ok := s.goNoGo(c.Request().Context(), ct)[ct.Name]; ok {
-		v.GoNoGo = s.goNoGoView(r)
+	v := targetView(ct, tp.now())
+	if r, ok := tp.goNoGo(c.Request().Context(), ct)[ct.Name]; ok {
+		v.GoNoGo = tp.goNoGoView(r)
 	}
-	v.Layout = s.layout(c, "Target "+ct.Name, "targets")
+	v.Layout = tp.layout(c, "Target "+ct.Name, "targets")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Target(v))
+	return tp.render(c, http.StatusOK, views.Target(v))
 }
 
 // contractNames lists the configured targets, sorted: from the contracts
 // when they can list themselves (*target.Set does), else from Targets.
-func (s *server) contractNames() []string {
-	if s.contracts == nil {
+func (tp *targetPages) contractNames() []string {
+	if tp.contracts == nil {
 		return nil
 	}
 	var names []string
-	if n, ok := s.contracts.(targetNames); ok {
+	if n, ok := tp.contracts.(targetNames); ok {
 		names = n.Names()
-	} else if n, ok := s.targets.(targetNames); ok {
+	} else if n, ok := tp.names.(targetNames); ok {
 		names = n.Names()
 	}
 	return slices.Sorted(slices.Values(names))

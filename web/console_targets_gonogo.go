@@ -11,15 +11,15 @@ import (
 
 // goNoGo evaluates the go/no-go gate for contracts with the same package,
 // facts and settings as `settle gonogo`, by target name. It is nil when the
-// server has no drill store, or the store failed (logged): the pages then
-// say the gate was not evaluated rather than guess.
-func (s *server) goNoGo(ctx context.Context, contracts ...*target.Contract) map[string]gonogo.Report {
-	if s.drills == nil || len(contracts) == 0 {
+// store failed (logged): the pages then say the gate was not evaluated
+// rather than guess.
+func (tp *targetPages) goNoGo(ctx context.Context, contracts ...*target.Contract) map[string]gonogo.Report {
+	if len(contracts) == 0 {
 		return nil
 	}
-	reports, err := gonogo.Check(ctx, s.drills, contracts, gonogo.Options{Now: s.now(), MaxDrillAge: s.maxDrillAge, Retention: s.retention})
+	reports, err := gonogo.Check(ctx, tp.drills, contracts, gonogo.Options{Now: tp.now(), MaxDrillAge: tp.maxDrillAge, Retention: tp.retention})
 	if err != nil {
-		s.log.Error("go/no-go not evaluated", "component", "console", "err", err)
+		tp.log.Error("go/no-go not evaluated", "component", "console", "err", err)
 		return nil
 	}
 	out := make(map[string]gonogo.Report, len(reports))
@@ -38,8 +38,8 @@ func verdictText(r gonogo.Report) string {
 }
 
 // goNoGoView is the target page's gate section.
-func (s *server) goNoGoView(r gonogo.Report) *views.GoNoGo {
-	age := s.maxDrillAge
+func (tp *targetPages) goNoGoView(r gonogo.Report) *views.GoNoGo {
+	age := tp.maxDrillAge
 	if age <= 0 {
 		age = gonogo.DefaultMaxDrillAge
 	}

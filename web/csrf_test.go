@@ -30,7 +30,7 @@ func csrfConsole(t *testing.T, secure bool) *console {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler = web.New(web.Config{Store: s, Browser: s, Tokens: s, SignIn: signIn, Logger: log,
+	handler = web.New(web.Config{Store: s, SignIn: signIn, Logger: log,
 		InsecureCookies: !signIn.Sessions().Secure(), Targets: consoleTargets{testTargets}, Contracts: testContracts(t)})
 	return &console{t: t, base: srv.URL, store: s}
 }

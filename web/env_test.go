@@ -18,15 +18,8 @@ import (
 
 // store is what both adapters implement.
 type store interface {
-	ledger.Store
-	ledger.Browser
+	web.Store
 	ledger.SessionStore
-	ledger.TokenStore
-	ledger.ResolutionStore
-	ledger.ActionStore
-	ledger.FigureSource
-	ledger.TenantLister
-	ledger.InboxStore
 }
 
 // adminCtx carries the operator who issues and revokes the tests' tokens.
@@ -70,7 +63,6 @@ func serve(t *testing.T, s store, cfg web.Config) *env {
 	if cfg.Targets == nil {
 		cfg.Targets = testTargets
 	}
-	cfg.Tokens = s
 	srv := httptest.NewServer(web.New(cfg))
 	t.Cleanup(srv.Close)
 	e := &env{t: t, base: srv.URL, store: s, api: loadAPIDoc(t, srv.URL)}

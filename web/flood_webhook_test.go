@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"settle/ledger"
 	"settle/target"
 	"settle/web"
 )
@@ -33,7 +32,7 @@ func serveHooks(t *testing.T, s store, cfg web.Config, limits web.ServerLimits) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Contracts, cfg.Inbox = set, s.(ledger.InboxStore)
+	cfg.Contracts = set
 	cfg.WebhookSecrets = map[string][]byte{"payments": hookSecret, "small": hookSecret}
 	e, _ := serveHTTP(t, s, cfg, limits)
 	return e

@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"settle/ledger"
 	"settle/target"
 	"settle/web"
 )
@@ -26,8 +25,7 @@ func TestHeaders_NosniffAndNoStore(t *testing.T) {
 	}
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
-		e := serve(t, s, web.Config{Contracts: set, WebhookSecrets: map[string][]byte{"payments": hookSecret},
-			Inbox: s.(ledger.InboxStore)})
+		e := serve(t, s, web.Config{Contracts: set, WebhookSecrets: map[string][]byte{"payments": hookSecret}})
 		created := e.post(charge)
 		if created.status != http.StatusCreated {
 			t.Fatalf("POST: %d %s", created.status, created.body)

@@ -34,7 +34,7 @@ var testLimits = web.ServerLimits{
 // web.NewHTTPServer with limits, on a real loopback listener.
 func serveHTTP(t *testing.T, s store, cfg web.Config, limits web.ServerLimits) (*env, *web.HTTPServer) {
 	t.Helper()
-	cfg.Store, cfg.Tokens = s, s
+	cfg.Store = s
 	if cfg.Targets == nil {
 		cfg.Targets = testTargets
 	}

@@ -43,18 +43,28 @@ type Targets interface {
 
 // Config holds what the server needs; cmd/settle fills it.
 type Config struct {
-	Store     ledger.Store
-	Tokens    ledger.TokenStore
+	Store     Store
 	Targets   Targets
-	BodyLimit int64 // bytes; 0 means DefaultBodyLimit
-	Logger    *slog.Logger
-	Now       func() time.Time // nil means time.Now
+	Contracts Contracts // nil: no webhook receiver
+	// WebhookSecrets verify deliveries (read from the environment at
+	// start-up).
+	WebhookSecrets map[string][]byte
+	// Client asks targets on a person's behalf (the console's checks of
+	// "confirm succeeded" and supersede), with the deployment's credentials
+	// and tenant parameters. nil: a client with neither, so a target that
+	// needs them is not asked and the check says why.
+	Client *target.Client
+	Logger *slog.Logger
+	Now    func() time.Time // nil means time.Now
 	// Metrics is served at /metrics (Prometheus text format); nil serves
 	// an empty registry.
 	Metrics *prometheus.Registry
 	// MetricsElsewhere leaves /metrics out of this handler: the caller
 	// serves Metrics(reg) on a listener of its own.
 	MetricsElsewhere bool
+
+	// Limits on what requests may hold at once.
+	BodyLimit int64 // bytes; 0 means DefaultBodyLimit
 
 	// RateLimit is each API token's sustained requests per second, with
 	// bursts of RateBurst; 0 means DefaultRateLimit (and DefaultRateBurst),
@@ -69,12 +79,6 @@ type Config struct {
 	MaxCreatesPerTenant int
 	CreateWait          time.Duration
 
-	// Webhooks: the contracts name each target's signing scheme, the
-	// secrets (read from the environment at start-up) verify deliveries,
-	// and the inbox stores them.
-	Contracts      Contracts
-	WebhookSecrets map[string][]byte
-	Inbox          ledger.InboxStore
 	// MaxWebhookReads and WebhookReadBytes cap webhook bodies read or
 	// held at once, by count and by bytes reserved (Content-Length, or
 	// the target's limit); one more sheds the oldest bodies still
@@ -86,45 +90,20 @@ type Config struct {
 	WebhookWait        time.Duration
 	WebhookBodyTimeout time.Duration
 
-	// Client asks targets on a person's behalf (the console's checks of
-	// "confirm succeeded" and supersede), with the deployment's credentials
-	// and tenant parameters. nil: a client with neither, so a target that
-	// needs them is not asked and the check says why.
-	Client *target.Client
-	// Resolve is the owners' actions on the escalation queue; nil: built
-	// from Store, Contracts, Client and Now.
-	Resolve *resolve.Service
-
-	// Callbacks, Actions and Params serve the console's admin pages; nil
-	// means the Store's (or Tokens') own, when it implements them.
-	Callbacks ledger.CallbackStore
-	Actions   ledger.ActionStore
-	Params    ledger.TenantParamLister
-	// CallbackPolicy is where the console lets an admin point a callback
-	// (settle serve --callbacks-allow-*); the zero policy is production's.
-	CallbackPolicy ledger.CallbackPolicy
-
 	// The console. SignIn nil means no console at all: only the API,
 	// webhooks and operational endpoints are served.
 	SignIn SignIn
-	// Browser answers the console's listings, state counts and search
-	// over the principal's tenants (both stores implement it).
-	Browser ledger.Browser
-	// Review answers the quarantine and findings pages (both stores
-	// implement it; nil: taken from Store when it does).
-	Review ledger.ReviewStore
 	// ReadOnly refuses every console write (sign-in and sign-out aside).
 	ReadOnly bool
 	// InsecureCookies drops the Secure flag from the console's cookies,
 	// for plain HTTP on loopback only (cmd/settle checks the address).
 	InsecureCookies bool
-	// Drills answers the go/no-go gate on the Targets pages: the live
-	// schema and each target's newest drill (both stores implement it;
-	// nil: taken from Store when it does, else the gate is not shown).
-	Drills ledger.DrillStore
+	// CallbackPolicy is where the console lets an admin point a callback
+	// (settle serve --callbacks-allow-*); the zero policy is production's.
+	CallbackPolicy ledger.CallbackPolicy
 	// Retention is the deployment's retention rule, and MaxDrillAge the
 	// age past which a drill no longer counts (0: gonogo's default), as
-	// `settle gonogo` weighs them.
+	// `settle gonogo` weighs them on the Targets pages' go/no-go gate.
 	Retention   ledger.RetentionPolicy
 	MaxDrillAge time.Duration
 }
@@ -135,19 +114,16 @@ type Contracts interface {
 }
 
 type server struct {
+	pages
 	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
 
-	store          ledger.Store
-	tokens         ledger.TokenStore
+	store          Store
 	targets        Targets
 	bodyLimit      int64
-	log            *slog.Logger
-	now            func() time.Time
 	contracts      Contracts
 	client         *target.Client
 	resolve        *resolve.Service
 	webhookSecrets map[string][]byte
-	inbox          ledger.InboxStore
 	webhookCount   *prometheus.CounterVec
 	webhookReads   *webhookBudget
 	// webhookBodyTimeout bounds the time a webhook body takes to arrive.
@@ -156,46 +132,15 @@ type server struct {
 	rates              *tokenRates  // nil: unlimited
 	creates            *createSlots
 	signIn             SignIn // nil: no console
-	browser            ledger.Browser
-	review             ledger.ReviewStore // nil: the review pages answer 503
-	readOnly           bool
-	callbacks          ledger.CallbackStore     // nil: no callback admin
-	actions            ledger.ActionStore       // nil: no record shown
-	params             ledger.TenantParamLister // nil: no request parameters shown
-	figures            ledger.FigureSource      // nil: no figures pages
-	drills             ledger.DrillStore        // nil: no go/no-go on the Targets pages
-	retention          ledger.RetentionPolicy
-	maxDrillAge        time.Duration
 }
 
 // New returns the configured Echo server.
 func New(cfg Config) *echo.Echo {
 	s := &server{
-		store: cfg.Store, tokens: cfg.Tokens, targets: cfg.Targets,
-		bodyLimit: cfg.BodyLimit, log: cfg.Logger, now: cfg.Now,
-		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets, inbox: cfg.Inbox,
-		signIn: cfg.SignIn, browser: cfg.Browser, review: cfg.Review, readOnly: cfg.ReadOnly,
-	}
-	if f, ok := cfg.Store.(ledger.FigureSource); ok {
-		s.figures = f
-	}
-	if b, ok := cfg.Store.(ledger.Browser); ok && s.browser == nil {
-		s.browser = b
-	}
-	s.callbacks = implementation(cfg.Callbacks, cfg.Store, cfg.Tokens)
-	s.callbackPolicy = cfg.CallbackPolicy
-	s.actions = implementation(cfg.Actions, cfg.Store, cfg.Tokens)
-	s.params = implementation(cfg.Params, cfg.Store, cfg.Tokens)
-	s.drills = implementation(cfg.Drills, cfg.Store)
-	s.retention, s.maxDrillAge = cfg.Retention, cfg.MaxDrillAge
-	if r, ok := cfg.Store.(ledger.ReviewStore); ok && s.review == nil {
-		s.review = r
-	}
-	if s.signIn != nil && s.browser == nil {
-		panic("web: the console needs a ledger.Browser (Config.Browser, or a Store that implements it)")
-	}
-	if s.bodyLimit <= 0 {
-		s.bodyLimit = DefaultBodyLimit
+		store: cfg.Store, targets: cfg.Targets,
+		bodyLimit: positive(cfg.BodyLimit, DefaultBodyLimit), pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly},
+		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets,
+		signIn: cfg.SignIn, callbackPolicy: cfg.CallbackPolicy,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -206,17 +151,11 @@ func New(cfg Config) *echo.Echo {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.resolve = cfg.Resolve
-	if rs, ok := cfg.Store.(resolve.Store); ok && s.resolve == nil {
-		var contracts resolve.Contracts
-		if cfg.Contracts != nil {
-			contracts = cfg.Contracts
-		}
-		s.resolve = resolve.New(rs, contracts, s.client, s.now)
+	var contracts resolve.Contracts
+	if cfg.Contracts != nil {
+		contracts = cfg.Contracts
 	}
-	if s.signIn != nil && s.resolve == nil {
-		panic("web: the console needs the resolve service (Config.Resolve, or a Store that implements resolve.Store)")
-	}
+	s.resolve = resolve.New(s.store, contracts, s.client, s.now)
 	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
 	s.shed = newSheddingLog(s.log)
 	s.webhookReads = newWebhookBudget(positive(cfg.WebhookReadBytes, DefaultWebhookReadBytes),
@@ -273,13 +212,13 @@ func New(cfg Config) *echo.Echo {
 	if !cfg.MetricsElsewhere {
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	}
-	if s.contracts != nil && s.inbox != nil {
+	if s.contracts != nil {
 		s.webhookCount = newWebhookCounter(reg)
 		e.POST("/webhooks/:target", s.receiveWebhook)
 	}
 	s.routesAPI(e)
 	if s.signIn != nil {
-		s.routesConsole(e)
+		s.routesConsole(e, cfg)
 	}
 	return e
 }
@@ -290,21 +229,6 @@ func positive[T int | int64 | time.Duration](v, def T) T {
 		return v
 	}
 	return def
-}
-
-// implementation returns set when it is not nil, else the first of the
-// other stores that implements T: one store usually serves every part.
-func implementation[T comparable](set T, others ...any) T {
-	var zero T
-	if set != zero {
-		return set
-	}
-	for _, o := range others {
-		if t, ok := o.(T); ok {
-			return t
-		}
-	}
-	return zero
 }
 
 // requestLog writes one line per request: method, route pattern (never the

@@ -89,7 +89,7 @@ func (s *server) receiveWebhook(c echo.Context) error {
 	// The write must finish even if the sender hangs up: it is the receipt.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 30*time.Second)
 	defer cancel()
-	id, dup, err := s.inbox.Receive(ctx, name, body)
+	id, dup, err := s.store.Receive(ctx, name, body)
 	if err != nil {
 		return err // 500: the sender retries, nothing was acknowledged
 	}

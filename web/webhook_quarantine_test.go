@@ -36,7 +36,7 @@ func TestWebhook_QuarantineCounter(t *testing.T) {
 		s := open(t)
 		inbox := s.(ledger.InboxStore)
 		reg := prometheus.NewRegistry()
-		e := serve(t, s, web.Config{Metrics: reg, Contracts: set, Inbox: inbox,
+		e := serve(t, s, web.Config{Metrics: reg, Contracts: set,
 			WebhookSecrets: map[string][]byte{"payments": hookSecret},
 			Targets:        targets{"payments": {Deadline: time.Hour, Owner: "Payments team", Bind: payments.Bind}}})
 		processor := &reconciler.Inbox{Store: s, Inbox: inbox, Contracts: set, Metrics: reg,

@@ -44,8 +44,7 @@ func TestWebhook_Receive(t *testing.T) {
 	}
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
-		e := serve(t, s, web.Config{Contracts: set, WebhookSecrets: map[string][]byte{"payments": hookSecret},
-			Inbox: s.(ledger.InboxStore)})
+		e := serve(t, s, web.Config{Contracts: set, WebhookSecrets: map[string][]byte{"payments": hookSecret}})
 		inbox := s.(ledger.InboxStore)
 		send := func(path, sig string, body []byte) response {
 			return e.do(http.MethodPost, path, "application/json", body, "Settle-Signature", sig)

@@ -228,17 +228,17 @@ func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := a.wireMetrics(reg)
 	client := targetClient(credentials, a.store)
-	webCfg := web.Config{Store: a.store, Tokens: a.store, Targets: contractTargets{a.contracts}, Client: client,
+	webCfg := web.Config{Store: a.store, Targets: contractTargets{a.contracts}, Client: client,
 		BodyLimit: cfg.BodyLimit, Logger: a.component("http"), Metrics: reg, MetricsElsewhere: a.metricsLn != nil,
 		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
-		Contracts: a.contracts, WebhookSecrets: secrets, Inbox: a.store,
-		Drills: a.store, Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
+		Contracts: a.contracts, WebhookSecrets: secrets,
+		Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
 	console, err := consoleSignIn(ctx, cfg, a.store, a.ln.Addr().String(), a.log)
 	if err != nil {
 		return nil, err
 	}
 	if console != nil {
-		webCfg.SignIn, webCfg.Browser, webCfg.ReadOnly = console, a.store, cfg.ReadOnly
+		webCfg.SignIn, webCfg.ReadOnly = console, cfg.ReadOnly
 		webCfg.InsecureCookies = !console.Sessions().Secure()
 	}
 	limits, err := fitConns(cfg.limits, a.component("http"))

@@ -11,6 +11,7 @@ import (
 	"settle/ledger"
 	"settle/ledger/postgres"
 	"settle/ledger/sqlite"
+	"settle/web"
 )
 
 // defaultSQLite is the store used when no database URL is given.
@@ -18,7 +19,8 @@ const defaultSQLite = "settle.db"
 
 // store is what both adapters implement.
 type store interface {
-	ledger.Store
+	// web.Store is what the server needs (the API, webhooks, console).
+	web.Store
 	// settle serve counts what the store commits; other commands leave
 	// the observer nil, and their writes tell nobody.
 	ledger.Observable
@@ -42,6 +44,13 @@ type store interface {
 	ledger.LeaderStore
 	ledger.GaugeStore
 }
+
+// Both adapters implement everything every command and the server need:
+// checked here, at compile time, so nothing downstream asks at run time.
+var (
+	_ store = (*postgres.Store)(nil)
+	_ store = (*sqlite.Store)(nil)
+)
 
 // openStoreWith opens the store that url names, applying the migrations
 // first when migrate is set (settle migrate, settle serve), and describes
