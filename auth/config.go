@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"settle/fileerr"
 	"settle/ledger"
 )
 
@@ -71,29 +72,6 @@ const (
 // DefaultScopes are requested when the file names none.
 var DefaultScopes = []string{"openid", "profile", "email"}
 
-// ConfigError is one problem of a console config file, as
-// "file:line: field: message". It never quotes a secret.
-type ConfigError struct {
-	File    string
-	Line    int // 0 when the problem belongs to the whole file
-	Field   string
-	Message string
-}
-
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Message)
-	return b.String()
-}
-
 type rawConfig struct {
 	OIDC struct {
 		Issuer          string   `yaml:"issuer"`
@@ -130,14 +108,14 @@ func LoadConfig(path string) (Config, error) {
 
 // ParseConfig validates a console config; name is used in its errors and
 // getenv supplies the secrets the file names. All problems are reported
-// at once, each a *ConfigError.
+// at once, each a *fileerr.Error.
 func ParseConfig(name string, data []byte, getenv func(string) string) (Config, error) {
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return Config{}, yamlError(name, err)
 	}
 	if len(file.Docs) != 1 || file.Docs[0].Body == nil {
-		return Config{}, &ConfigError{File: name, Message: "want one YAML document with oidc, bindings and session"}
+		return Config{}, &fileerr.Error{File: name, Message: "want one YAML document with oidc, bindings and session"}
 	}
 	var raw rawConfig
 	if err := yaml.NodeToValue(file.Docs[0].Body, &raw, yaml.Strict()); err != nil {
@@ -158,9 +136,9 @@ func yamlError(name string, err error) error {
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			line = tk.Position.Line
 		}
-		return &ConfigError{File: name, Line: line, Message: ye.GetMessage()}
+		return &fileerr.Error{File: name, Line: line, Message: ye.GetMessage()}
 	}
-	return &ConfigError{File: name, Message: err.Error()}
+	return &fileerr.Error{File: name, Message: err.Error()}
 }
 
 type validator struct {
@@ -177,7 +155,7 @@ func (v *validator) fail(field, format string, args ...any) {
 			line = n.GetToken().Position.Line
 		}
 	}
-	v.errs = append(v.errs, &ConfigError{File: v.name, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, &fileerr.Error{File: v.name, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) config(raw rawConfig, getenv func(string) string) Config {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"settle/auth"
+	"settle/fileerr"
 	"settle/ledger"
 	"settle/ledger/storetest"
 )
@@ -106,9 +107,9 @@ func TestParseConfig_Errors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error = %v\nwant it to contain %q", err, c.want)
 			}
-			var ce *auth.ConfigError
+			var ce *fileerr.Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("%T is not a *ConfigError", err)
+				t.Fatalf("%T is not a *fileerr.Error", err)
 			}
 			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "kkkkkkkk") {
 				t.Fatalf("the error quotes a secret: %v", err)

@@ -8,33 +8,9 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"settle/fileerr"
 )
-
-// FieldError is one problem found in a contracts file. Its text names the
-// file, the line and the field, so that a target owner can fix the file
-// without reading settle's code. It never quotes a value that could be a
-// secret or a credential-bearing URL.
-type FieldError struct {
-	File    string // the name given to Parse, or the path given to Load
-	Line    int    // 1-based; 0 when the problem belongs to the whole file
-	Field   string // e.g. "targets[0].idempotency.retention"; empty for the whole file
-	Message string
-}
-
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
-	return b.String()
-}
 
 // decoder walks the YAML syntax tree by hand instead of unmarshalling into
 // structs: only the tree keeps every line number, and walking it lets one
@@ -45,7 +21,7 @@ type decoder struct {
 }
 
 func (d *decoder) fail(n ast.Node, field, format string, args ...any) {
-	d.errs = append(d.errs, &FieldError{File: d.file, Line: lineOf(n), Field: field, Message: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &fileerr.Error{File: d.file, Line: lineOf(n), Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // lineOf is defensive because some nodes (a document without a start marker)

@@ -10,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"settle/fileerr"
 )
 
 // Set is every target contract of one deployment, validated as a whole.
@@ -39,7 +41,7 @@ func Load(path string) (*Set, error) {
 }
 
 // Parse validates a contracts file; name is used in error messages. On any
-// problem it returns no Set and an error joining one *FieldError per
+// problem it returns no Set and an error joining one *fileerr.Error per
 // problem found (errors.Join), each reading "file:line: field: message".
 func Parse(name string, data []byte) (*Set, error) {
 	d := &decoder{file: name}
@@ -88,12 +90,12 @@ func (d *decoder) document(data []byte) (body ast.Node) {
 		// crash inside it must become an error at start-up, not a panic.
 		if r := recover(); r != nil {
 			body = nil
-			d.errs = append(d.errs, &FieldError{File: d.file, Message: "not valid YAML (the parser failed)"})
+			d.errs = append(d.errs, &fileerr.Error{File: d.file, Message: "not valid YAML (the parser failed)"})
 		}
 	}()
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		fe := &FieldError{File: d.file, Message: "not valid YAML"}
+		fe := &fileerr.Error{File: d.file, Message: "not valid YAML"}
 		var ye yaml.Error
 		if errors.As(err, &ye) {
 			fe.Message += ": " + ye.GetMessage()
@@ -112,7 +114,7 @@ func (d *decoder) document(data []byte) (body ast.Node) {
 	}
 	switch len(docs) {
 	case 0:
-		d.errs = append(d.errs, &FieldError{File: d.file, Message: "the file is empty; it needs a targets list"})
+		d.errs = append(d.errs, &fileerr.Error{File: d.file, Message: "the file is empty; it needs a targets list"})
 		return nil
 	case 1:
 		return docs[0]

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"settle/fileerr"
 )
 
 // base is the smallest valid file: one target with every required field.
@@ -58,9 +60,9 @@ func messages(err error) []string {
 	var out []string
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
-			var fe *FieldError
+			var fe *fileerr.Error
 			if !errors.As(e, &fe) {
-				out = append(out, "not a *FieldError: "+e.Error())
+				out = append(out, "not a *fileerr.Error: "+e.Error())
 				continue
 			}
 			out = append(out, fe.Error())

@@ -274,11 +274,13 @@ func parseFailed(err error) error {
 }
 
 // blameUsage makes a usage error about a setting from the --config file
-// name the file's line.
-func blameUsage(err error, sources map[string]string) error {
+// name the file's line (fileResolver.blame).
+func (r *fileResolver) blameUsage(err error) error {
 	var ue *usageError
 	if errors.As(err, &ue) {
-		ue.msg = blame(ue.msg, sources)
+		if fe := r.blame(ue.msg); fe != nil {
+			ue.msg = fe.Error()
+		}
 	}
 	return err
 }

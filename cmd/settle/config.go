@@ -18,6 +18,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"settle/auth"
+	"settle/fileerr"
 	"settle/target"
 )
 
@@ -28,26 +29,6 @@ import (
 // command line wins over the environment, which wins over the file, which
 // wins over the default. kong does the layering; fileResolver reads the
 // file.
-
-// configFileError is one problem of the file, at its line and key.
-type configFileError struct {
-	file  string
-	line  int
-	key   string
-	issue string
-}
-
-func (e *configFileError) Error() string {
-	switch {
-	case e.key == "" && e.line == 0:
-		return fmt.Sprintf("%s: %s", e.file, e.issue)
-	case e.key == "":
-		return fmt.Sprintf("%s:%d: %s", e.file, e.line, e.issue)
-	case e.line == 0:
-		return fmt.Sprintf("%s: %s: %s", e.file, e.key, e.issue)
-	}
-	return fmt.Sprintf("%s:%d: %s: %s", e.file, e.line, e.key, e.issue)
-}
 
 // fileSetting is one key of the file.
 type fileSetting struct {
@@ -69,7 +50,7 @@ func readConfigFile(path string) ([]fileSetting, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		line, msg := yamlProblem(err)
-		return nil, &configFileError{file: path, line: line, issue: "not YAML: " + msg}
+		return nil, &fileerr.Error{File: path, Line: line, Message: "not YAML: " + msg}
 	}
 	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
 		return nil, nil // an empty file sets nothing
@@ -81,7 +62,7 @@ func readConfigFile(path string) ([]fileSetting, error) {
 	case *ast.MappingValueNode:
 		values = []*ast.MappingValueNode{body}
 	default:
-		return nil, &configFileError{file: path, line: line(body), issue: "want a mapping of settings (key: value), one per flag of settle serve"}
+		return nil, &fileerr.Error{File: path, Line: line(body), Message: "want a mapping of settings (key: value), one per flag of settle serve"}
 	}
 	var (
 		out  []fileSetting
@@ -92,16 +73,16 @@ func readConfigFile(path string) ([]fileSetting, error) {
 		key := v.Key.GetToken().Value
 		ln := line(v.Key)
 		if first, dup := seen[key]; dup {
-			errs = append(errs, &configFileError{path, ln, key, fmt.Sprintf("set twice (first at line %d)", first)})
+			errs = append(errs, &fileerr.Error{File: path, Line: ln, Field: key, Message: fmt.Sprintf("set twice (first at line %d)", first)})
 			continue
 		}
 		seen[key] = ln
 		switch v.Value.Type() {
 		case ast.MappingType, ast.SequenceType, ast.AnchorType, ast.AliasType, ast.TagType:
-			errs = append(errs, &configFileError{path, ln, key, "want a single value"})
+			errs = append(errs, &fileerr.Error{File: path, Line: ln, Field: key, Message: "want a single value"})
 			continue
 		case ast.NullType:
-			errs = append(errs, &configFileError{path, ln, key, "has no value"})
+			errs = append(errs, &fileerr.Error{File: path, Line: ln, Field: key, Message: "has no value"})
 			continue
 		}
 		out = append(out, fileSetting{key: key, value: v.Value.GetToken().Value, line: ln})
@@ -169,7 +150,7 @@ func (r *fileResolver) load(ctx *kong.Context) {
 	r.byKey, r.used = map[string]fileSetting{}, map[string]fileSetting{}
 	for _, s := range settings {
 		if !known[s.key] {
-			r.errs = append(r.errs, &configFileError{r.path, s.line, s.key, "unknown setting (settle serve --help lists them; spell them with _ for -)"})
+			r.errs = append(r.errs, &fileerr.Error{File: r.path, Line: s.line, Field: s.key, Message: "unknown setting (settle serve --help lists them; spell them with _ for -)"})
 			continue
 		}
 		r.byKey[s.key] = s
@@ -194,7 +175,7 @@ func (r *fileResolver) Resolve(ctx *kong.Context, _ *kong.Path, flag *kong.Flag)
 	// without quoting it (it may be a secret).
 	scratch := reflect.New(flag.Target.Type()).Elem()
 	if err := flag.Parse(kong.ScanFromTokens(kong.Token{Type: kong.FlagValueToken, Value: s.value}), scratch); err != nil {
-		r.errs = append(r.errs, &configFileError{r.path, s.line, s.key, "want " + want(flag.Target.Type())})
+		r.errs = append(r.errs, &fileerr.Error{File: r.path, Line: s.line, Field: s.key, Message: "want " + want(flag.Target.Type())})
 		return nil, nil
 	}
 	r.used[flag.Name] = s
@@ -245,15 +226,12 @@ func want(t reflect.Type) string {
 	return "a valid value"
 }
 
-// blame rewrites a complaint about --NAME, written by the checks after
-// parsing, to say where in the file that value came from.
-func blame(msg string, sources map[string]string) string {
-	// The first flag the message names whose value came from the file.
+// blame makes a complaint about --NAME, written by the checks after
+// parsing, say where in the file the value came from: a *fileerr.Error for
+// the first flag the message names whose value the file set; else msg.
+func (r *fileResolver) blame(msg string) error {
 	first, at := "", len(msg)
-	for name, src := range sources {
-		if !strings.Contains(src, ":") {
-			continue
-		}
+	for name := range r.used {
 		for _, end := range []string{" ", ":", ",", ")"} {
 			if i := strings.Index(msg+" ", "--"+name+end); i >= 0 && i < at {
 				first, at = name, i
@@ -261,9 +239,10 @@ func blame(msg string, sources map[string]string) string {
 		}
 	}
 	if first == "" {
-		return msg
+		return nil
 	}
-	return fmt.Sprintf("%s: %s: %s", sources[first], strings.ReplaceAll(first, "-", "_"), msg)
+	s := r.used[first]
+	return &fileerr.Error{File: r.path, Line: s.line, Field: s.key, Message: msg}
 }
 
 // secretSetting reports whether a flag's value must never be printed.
@@ -360,10 +339,10 @@ OpenID provider cannot be reached, 2 when a setting is.`
 }
 
 func (c *configCheck) run(ctx context.Context, e *env) error {
-	sources := e.file.sources(e)
 	if err := c.validate(); err != nil {
-		return blameUsage(err, sources)
+		return e.file.blameUsage(err)
 	}
+	sources := e.file.sources(e)
 	stdout, cfg := e.stdout, c.serveConfig
 	printSettings(stdout, e, sources)
 	var problems []string

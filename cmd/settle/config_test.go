@@ -169,13 +169,21 @@ func TestConfig_CheckSecrets(t *testing.T) {
 // file set; flags from elsewhere are left alone.
 func TestConfig_Blame(t *testing.T) {
 	t.Parallel()
-	sources := map[string]string{"read-timeout": "s.yaml:3", "write-timeout": "s.yaml:9", "workers": "flag", "lease": "default"}
+	r := &fileResolver{path: "s.yaml", used: map[string]fileSetting{
+		"read-timeout":  {key: "read_timeout", line: 3},
+		"write-timeout": {key: "write_timeout", line: 9},
+	}}
 	for msg, want := range map[string]string{
 		"--write-timeout (1s) must exceed --read-timeout (2s)": "s.yaml:9: write_timeout: --write-timeout (1s) must exceed --read-timeout (2s)",
+		"--read-timeout must be a positive duration, got 0s":   "s.yaml:3: read_timeout: --read-timeout must be a positive duration, got 0s",
 		"--workers must be at least 1, got 0":                  "--workers must be at least 1, got 0",
 		"--leader-lease must be at least 3ms":                  "--leader-lease must be at least 3ms",
 	} {
-		if got := blame(msg, sources); got != want {
+		got := msg
+		if err := r.blame(msg); err != nil {
+			got = err.Error()
+		}
+		if got != want {
 			t.Errorf("%q became %q, want %q", msg, got, want)
 		}
 	}

@@ -128,7 +128,7 @@ replica at a time, under a leader lease in the database; every other loop runs o
 
 func (s *serveCmd) run(ctx context.Context, e *env) error {
 	if err := s.validate(); err != nil {
-		return blameUsage(err, e.file.sources(e))
+		return e.file.blameUsage(err)
 	}
 	a, err := newApp(ctx, s.serveConfig, e.stderr)
 	if err != nil {
