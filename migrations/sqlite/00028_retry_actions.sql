@@ -33,6 +33,7 @@ END;
 -- +goose StatementEnd
 -- +goose StatementBegin
 CREATE TRIGGER actions_no_delete BEFORE DELETE ON actions
+WHEN NOT EXISTS (SELECT 1 FROM retention_unlock)
 BEGIN
     SELECT RAISE(ABORT, 'actions is append-only');
 END;
@@ -72,6 +73,7 @@ END;
 -- +goose StatementEnd
 -- +goose StatementBegin
 CREATE TRIGGER actions_no_delete BEFORE DELETE ON actions
+WHEN NOT EXISTS (SELECT 1 FROM retention_unlock)
 BEGIN
     SELECT RAISE(ABORT, 'actions is append-only');
 END;
