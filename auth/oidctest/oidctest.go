@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -34,6 +36,8 @@ type Provider struct {
 	m     *mockoidc.MockOIDC
 	users map[string]User
 	addr  string // host:port of the issuer
+	// reserved holds addr's port while the provider is down (-1: none).
+	reserved int
 
 	mu        sync.Mutex
 	verifiers []string // code_verifier of each token request, in order
@@ -60,20 +64,23 @@ func Down(t testing.TB, users ...User) *Provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Provider{m: m, users: map[string]User{}}
+	p := &Provider{m: m, users: map[string]User{}, reserved: -1}
 	for _, u := range users {
 		p.users[u.Subject] = u
 	}
 	if err := m.AddMiddleware(p.record); err != nil {
 		t.Fatal(err)
 	}
-	// A free port, released at once: the provider takes it in Up.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A port held by a socket that is bound but does not listen: the
+	// kernel refuses connections to it (the provider is down) and gives it
+	// to no other listener until Up releases it and listens there at once.
+	fd, port, err := reservePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.addr = ln.Addr().String()
-	_ = ln.Close()
+	p.reserved = fd
+	t.Cleanup(func() { p.release() })
+	p.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	p.Issuer, p.ClientID, p.ClientSecret = "http://"+p.addr+mockoidc.IssuerBase, m.ClientID, m.ClientSecret
 	return p
 }
@@ -82,6 +89,7 @@ func Down(t testing.TB, users ...User) *Provider {
 // stopped when the test ends.
 func (p *Provider) Up(t testing.TB) {
 	t.Helper()
+	p.release()
 	ln, err := net.Listen("tcp", p.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -148,4 +156,32 @@ type claims struct {
 
 func (u user) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
 	return &claims{IDTokenClaims: base, Name: u.Name, Email: u.Email, Groups: u.Groups}, nil
+}
+
+// reservePort binds a TCP socket to a free loopback port without
+// listening, and returns it with the port. Close-on-exec: a child
+// process (settle serve in the tests) must not inherit and keep it.
+func reservePort() (fd int, port int, err error) {
+	fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0, err
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		syscall.Close(fd)
+		return -1, 0, err
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		syscall.Close(fd)
+		return -1, 0, err
+	}
+	return fd, sa.(*syscall.SockaddrInet4).Port, nil
+}
+
+// release closes the socket holding the provider's port, once.
+func (p *Provider) release() {
+	if p.reserved >= 0 {
+		_ = syscall.Close(p.reserved)
+		p.reserved = -1
+	}
 }
