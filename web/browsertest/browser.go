@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -120,6 +121,18 @@ func (b *Browser) load(what string, actions ...chromedp.Action[chromedp.Void]) i
 	return int(resp.Status)
 }
 
+// PreferDark makes the tab report prefers-color-scheme: dark, as a person
+// whose system is set to the dark scheme sees the console, for this and
+// every later page until the browser closes.
+func (b *Browser) PreferDark() {
+	b.t.Helper()
+	b.do("emulate prefers-color-scheme: dark", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	}))
+}
+
 // Navigate opens url and returns the HTTP status of the page.
 func (b *Browser) Navigate(url string) int {
 	b.t.Helper()
@@ -180,6 +193,22 @@ func (b *Browser) Count(selector string) int {
 		b.t.Fatalf("browsertest: count %s: %v", selector, err)
 	}
 	return n
+}
+
+// Style returns the computed value of the CSS property of the first
+// element selector matches ("" when none does), e.g. a background colour
+// as "rgb(21, 24, 28)".
+func (b *Browser) Style(selector, property string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		"(e => e ? getComputedStyle(e).getPropertyValue("+strconv.Quote(property)+") : '')(document.querySelector("+
+			strconv.Quote(selector)+"))"))
+	if err != nil {
+		b.t.Fatalf("browsertest: style %s of %s: %v", property, selector, err)
+	}
+	return v
 }
 
 // testIDRE keeps TestID's selector free of quoting problems.
