@@ -38,7 +38,8 @@ func (s *server) operationPage(c echo.Context) error {
 		return err
 	}
 	v.Events = mergeActions(v.Events, events, acts, s.now())
-	v.Layout = s.layout(c, "Operation "+op.ID, "operations")
+	v.Intent = ledger.PlainText(op.IntentRef, 200)
+	v.Layout = s.layout(c, v.Intent+" · "+op.Target+" · "+op.Tenant, "operations")
 	v.ServedIn = servedIn(c)
 	return s.render(c, http.StatusOK, views.Operation(v))
 }

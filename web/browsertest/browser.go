@@ -133,6 +133,28 @@ func (b *Browser) PreferDark() {
 	}))
 }
 
+// Viewport sets the tab's viewport to width × height CSS pixels, as a
+// phone (390 × 844) or a small laptop shows pages, for this and later
+// pages; New starts at 1280 × 900.
+func (b *Browser) Viewport(width, height int64) {
+	b.t.Helper()
+	b.do(fmt.Sprintf("set the viewport to %d×%d", width, height), chromedp.EmulateViewport(width, height))
+}
+
+// ScrollsSideways reports whether the current page is wider than its
+// viewport, so that a person must scroll sideways to read it.
+func (b *Browser) ScrollsSideways() bool {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+		"document.documentElement.scrollWidth > document.documentElement.clientWidth"))
+	if err != nil {
+		b.t.Fatalf("browsertest: page width: %v", err)
+	}
+	return wide
+}
+
 // Navigate opens url and returns the HTTP status of the page.
 func (b *Browser) Navigate(url string) int {
 	b.t.Helper()
