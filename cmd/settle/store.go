@@ -40,6 +40,7 @@ type store interface {
 	ledger.TenantParamLister
 	ledger.RetentionStore
 	ledger.TenantEraser
+	ledger.ObservationStore
 	ledger.DrillStore
 	ledger.LeaderStore
 	ledger.GaugeStore
