@@ -58,9 +58,15 @@ type targetNames interface{ Names() []string }
 
 func (s *server) operationsPage(c echo.Context) error {
 	p := auth.FromContext(c.Request().Context())
-	v, err := s.operationsView(c.Request().Context(), p, parseOpsQuery(c.QueryParams()), s.now())
+	q := parseOpsQuery(c.QueryParams())
+	v, err := s.operationsView(c.Request().Context(), p, q, s.now())
 	if err != nil {
 		return err
+	}
+	// A search that finds one operation opens it: what support pasted
+	// names the charge the customer asks about.
+	if q.Q != "" && len(v.Rows) == 1 && v.Problem == "" {
+		return c.Redirect(http.StatusSeeOther, v.Rows[0].Href)
 	}
 	v.Layout = s.layout(c, "Operations", "operations")
 	v.ServedIn = servedIn(c)
