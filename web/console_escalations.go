@@ -79,7 +79,7 @@ func (s *server) escalationsPage(c echo.Context) error {
 func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQuery, now time.Time) (views.EscalationsPage, error) {
 	all, tenants := p.Tenants(auth.Resolve)
 	v := views.EscalationsPage{
-		Targets: s.targetOptions(q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
+		Targets: targetOptions(s.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
 		Shows: options(q.Show, [][2]string{{"", "Escalated and overdue"}, {"escalated", "Escalated"},
 			{"overdue", "Pending past the deadline"}}),
 		Sorts: options(q.Sort, [][2]string{{"", "Oldest first"}, {"deadline", "Earliest deadline first"},
