@@ -51,7 +51,7 @@ type ConsoleRoute struct {
 // feature's handler. A route without a permission is refused at start-up,
 // and the authorization matrix test fails for a route it has no case for.
 func consoleTable(f features) []ConsoleRoute {
-	return slices.Concat(f.operations.routes(), f.escalationRoutes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
+	return slices.Concat(f.operations.routes(), f.escalations.routes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
 }
 
 // pages is what every console page shares: the clock, the log, and the
@@ -67,17 +67,19 @@ type pages struct {
 // still on *server are the ones not yet moved to a struct of their own.
 type features struct {
 	*server
-	operations *operationPages
-	figures    *figures
-	targets    *targetPages
-	review     *review
+	operations  *operationPages
+	escalations *escalations
+	figures     *figures
+	targets     *targetPages
+	review      *review
 }
 
 func newFeatures(s *server, cfg Config) features {
 	return features{server: s,
-		operations: &operationPages{pages: s.pages, store: s.store, targets: s.targets},
-		figures:    &figures{pages: s.pages, store: s.store},
-		review:     &review{pages: s.pages, store: s.store, targets: s.targets},
+		operations:  &operationPages{pages: s.pages, store: s.store, targets: s.targets},
+		escalations: &escalations{pages: s.pages, resolve: s.resolve, targets: s.targets},
+		figures:     &figures{pages: s.pages, store: s.store},
+		review:      &review{pages: s.pages, store: s.store, targets: s.targets},
 		targets: &targetPages{pages: s.pages, contracts: s.contracts, names: s.targets, drills: s.store,
 			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
 	}
