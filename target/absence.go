@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"settle/ledger"
 	"time"
 )
 
@@ -75,11 +76,11 @@ func (c *Contract) visibility(t OperationTimes) Condition {
 			k.Detail = "neither the last send nor a deadline is known, so the propagation limit cannot be shown to have elapsed"
 		case waited >= c.Lookup.PropagationLimit:
 			k.Met = true
-			k.Detail = fmt.Sprintf("the lookup was sent %s after the last possible commit; the documented propagation limit is %s", waited, c.Lookup.PropagationLimit)
+			k.Detail = fmt.Sprintf("the lookup was sent %s after the last possible commit; the documented propagation limit is %s", ledger.SpokenDuration(waited), ledger.SpokenDuration(c.Lookup.PropagationLimit))
 		case waited < 0:
 			k.Detail = "the lookup was sent before the last possible commit"
 		default:
-			k.Detail = fmt.Sprintf("the lookup was sent only %s after the last possible commit, within the documented propagation limit of %s", waited, c.Lookup.PropagationLimit)
+			k.Detail = fmt.Sprintf("the lookup was sent only %s after the last possible commit, within the documented propagation limit of %s", ledger.SpokenDuration(waited), ledger.SpokenDuration(c.Lookup.PropagationLimit))
 		}
 	}
 	return k
@@ -112,7 +113,8 @@ func (c *Contract) replayOver(t OperationTimes) Condition {
 	default:
 		k.Met = true
 		k.Detail = fmt.Sprintf("the same-key replay window ended at %s (no replay is sent after %s: timeout %s and replay margin %s before its end)",
-			t.RetryWindowEnd.UTC().Format(time.RFC3339), c.ReplayBy(t.RetryWindowEnd).UTC().Format(time.RFC3339), c.Timeout, c.ReplayMargin())
+			t.RetryWindowEnd.UTC().Format(time.RFC3339), c.ReplayBy(t.RetryWindowEnd).UTC().Format(time.RFC3339),
+			ledger.SpokenDuration(c.Timeout), ledger.SpokenDuration(c.ReplayMargin()))
 	}
 	return k
 }

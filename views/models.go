@@ -118,6 +118,14 @@ type Event struct {
 	When  Time
 	By    string
 	Lines []string // the evidence, in words
+	// Detail is the engineering evidence (reasons, absence checks,
+	// documentation), folded away under the lines.
+	Detail []string
+	// Repeats counts the events this one stands for, when identical ones
+	// in a row were told once (lookups of a lagging target); From is the
+	// first of them. 0 for one event.
+	Repeats int
+	From    Time
 }
 
 // OperationPage is one operation's story.

@@ -80,3 +80,31 @@ func actionEvent(a ledger.Action, now time.Time) views.Event {
 	}
 	return v
 }
+
+// collapseRepeats tells identical events in a row once: a target that
+// lags answers "not found yet" to lookup after lookup, and twelve equal
+// blocks say nothing a count and a span do not. Events are equal when
+// kind, title, actor and every plain line are (their technical detail
+// differs by the time waited); the last one stands for them, with its
+// detail, Repeats and From.
+func collapseRepeats(story []views.Event) []views.Event {
+	out := story[:0:0]
+	for _, e := range story {
+		if n := len(out); n > 0 && sameStory(out[n-1], e) {
+			last := &out[n-1]
+			if last.Repeats == 0 {
+				last.Repeats, last.From = 1, last.When
+			}
+			last.Repeats++
+			last.When, last.Detail = e.When, e.Detail
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func sameStory(a, b views.Event) bool {
+	return a.Kind == b.Kind && a.Title == b.Title && a.By == b.By &&
+		slices.Equal(a.Lines, b.Lines)
+}

@@ -37,7 +37,7 @@ func (o *operationPages) operationPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.Events = mergeActions(v.Events, events, acts, o.now())
+	v.Events = collapseRepeats(mergeActions(v.Events, events, acts, o.now()))
 	v.Intent = ledger.PlainText(op.IntentRef, 200)
 	v.Layout = o.layout(c, v.Intent+" · "+op.Target+" · "+op.Tenant, "operations")
 	v.ServedIn = servedIn(c)

@@ -110,7 +110,7 @@ func storyEvent(ev ledger.Event, target, owner string, attempt int, now time.Tim
 		v.Lines = []string{"settle recorded the approved request before anything was sent.", became}
 		// The API request that registered it, to find its log lines.
 		if rid, _ := evidence["request_id"].(string); rid != "" {
-			v.Lines = append(v.Lines, "Request id: "+ledger.PlainText(rid, 200)+".")
+			v.Detail = append(v.Detail, "Request id: "+ledger.PlainText(rid, 200)+".")
 		}
 		return v
 	case kindClaimed:
@@ -133,7 +133,7 @@ func storyEvent(ev ledger.Event, target, owner string, attempt int, now time.Tim
 		v.Title = "Not sent: the request lacks something settle must not guess"
 		v.Lines = append(evidenceLines(evidence), became)
 		if ev.Reason != "" {
-			v.Lines = append(v.Lines, "Recorded reason: "+ledger.PlainText(ev.Reason, 500)+".")
+			v.Lines = append(v.Lines, "Why: "+ledger.PlainText(ev.Reason, 500)+".")
 		}
 		return v
 	case kindResolution:
@@ -154,9 +154,12 @@ func storyEvent(ev ledger.Event, target, owner string, attempt int, now time.Tim
 	default:
 		v.Title = decisionTitle(ev, owner)
 	}
-	v.Lines = append(evidenceLines(evidence), became)
+	plain, tech := evidenceSplit(evidence)
+	v.Lines, v.Detail = append(plain, became), tech
 	if ev.Reason != "" && kind != kindResolution {
-		v.Lines = append(v.Lines, "Recorded reason: "+ledger.PlainText(ev.Reason, 500)+".")
+		// The reconciler's and sender's reasons are engineering words
+		// ("absence alone proves nothing"): with the technical detail.
+		v.Detail = append([]string{"Recorded reason: " + ledger.PlainText(ev.Reason, 500) + "."}, v.Detail...)
 	} else if kind == kindResolution {
 		v.Lines = append(v.Lines, "Their reason: "+ledger.PlainText(strings.TrimPrefix(ev.Reason, "manual resolution: "), 500)+".")
 	}
@@ -210,10 +213,20 @@ var classWords = map[string]string{
 }
 
 // evidenceLines says what an event's evidence shows, one sentence each,
-// in a fixed order; keys the console does not know are listed last as
-// they are (they are payload-free by the ledger's rules).
+// in a fixed order: what happened, then the technical detail (see
+// evidenceSplit). The escalation page, read by owners, shows both.
 func evidenceLines(ev map[string]any) []string {
-	var lines []string
+	plain, tech := evidenceSplit(ev)
+	return append(plain, tech...)
+}
+
+// evidenceSplit says what an event's evidence shows: plain, what happened
+// in words support can repeat (the answer, the object, what differs); tech,
+// the engineering evidence behind it (documentation, the absence checks,
+// the kinds that differ, the target's classes, and last, as they are, keys
+// the console does not know — payload-free by the ledger's rules), which
+// the operation's page folds away.
+func evidenceSplit(ev map[string]any) (lines, tech []string) {
 	done := map[string]bool{"via": true}
 	take := func(k string) (any, bool) { v, ok := ev[k]; done[k] = true; return v, ok }
 	if f, ok := take("failure"); ok {
@@ -235,7 +248,7 @@ func evidenceLines(ev map[string]any) []string {
 	}
 	take("outcome")
 	if d, ok := take("documentation"); ok && text(d) != "" {
-		lines = append(lines, "Documented at: "+text(d)+".")
+		tech = append(tech, "Documented at: "+text(d)+".")
 	}
 	if n, ok := take("results"); ok {
 		switch num(n) {
@@ -248,7 +261,7 @@ func evidenceLines(ev map[string]any) []string {
 		}
 	}
 	if a, ok := take("absence"); ok {
-		lines = append(lines, absenceLines(a)...)
+		tech = append(tech, absenceLines(a)...)
 	}
 	if id, ok := take("remote_id"); ok && text(id) != "" {
 		lines = append(lines, "The target's object: "+text(id)+".")
@@ -270,7 +283,7 @@ func evidenceLines(ev map[string]any) []string {
 			for i, f := range fields {
 				parts[i] = ledger.PlainText(f, 100) + " (" + text(kinds[f]) + ")"
 			}
-			lines = append(lines, "What each side holds there (kinds only, never values): "+strings.Join(parts, ", ")+".")
+			tech = append(tech, "What each side holds there (kinds only, never values): "+strings.Join(parts, ", ")+".")
 		}
 	}
 	if st, ok := take("object_status"); ok {
@@ -293,7 +306,7 @@ func evidenceLines(ev map[string]any) []string {
 				words = append(words, w)
 			}
 		}
-		lines = append(lines, "What the target offers to confirm an outcome: "+strings.Join(words, ", ")+".")
+		tech = append(tech, "What the target offers to confirm an outcome: "+strings.Join(words, ", ")+".")
 	}
 	if e, ok := take("event_id"); ok {
 		line := "Webhook event " + text(e)
@@ -325,9 +338,9 @@ func evidenceLines(ev map[string]any) []string {
 	sort.Strings(rest)
 	for _, k := range rest {
 		b, _ := json.Marshal(ev[k])
-		lines = append(lines, fmt.Sprintf("%s: %s", ledger.PlainText(k, 100), ledger.PlainText(string(b), 300)))
+		tech = append(tech, fmt.Sprintf("%s: %s", ledger.PlainText(k, 100), ledger.PlainText(string(b), 300)))
 	}
-	return lines
+	return lines, tech
 }
 
 // absenceLines explains the three absence conditions the reconciler
@@ -472,8 +485,25 @@ func durationText(d time.Duration) string {
 		return strconv.Itoa(int(d/time.Hour)) + " h"
 	case d%time.Minute == 0:
 		return strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < time.Minute:
+		return ledger.SpokenDuration(d)
 	}
-	return d.String()
+	// A contract's figure is exact: every unit, down to the second.
+	var parts []string
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, " days"}, {time.Hour, " h"}, {time.Minute, " min"}, {time.Second, " s"}} {
+		if n := int(d / u.d); n > 0 {
+			name := u.name
+			if n == 1 && name == " days" {
+				name = " day"
+			}
+			parts = append(parts, strconv.Itoa(n)+name)
+			d -= time.Duration(n) * u.d
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // spanText says a span of time — an age, the time left — to the minute,

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +78,7 @@ func TestStoryEvent_EveryKind(t *testing.T) {
 		{"NotSent", ledger.Event{From: ledger.InFlight, To: ledger.Escalated, Actor: ledger.ActorExecutor,
 			Reason: `nothing was sent: tenant acme has no parameter "account"`, Evidence: []byte(`{"sent":false,"missing":["account"]}`)},
 			kindNotSent, "Not sent: the request lacks something settle must not guess", []string{"Nothing was sent to the target. The tenant lacks the parameters: account.",
-				`Recorded reason: nothing was sent: tenant acme has no parameter "account".`, "Status became “Under review by Payments team”."}, ""},
+				`Why: nothing was sent: tenant acme has no parameter "account".`, "Status became “Under review by Payments team”."}, ""},
 		{"LeaseExpired", ledger.Event{From: ledger.InFlight, To: ledger.Unknown, Actor: ledger.ActorSweeper, Reason: ledger.ReasonLeaseExpired},
 			kindLeaseExpired, "The sender did not report back in time", []string{"may or may not have reached payments"}, "settle's lease check"},
 		{"Tampered", ledger.Event{From: ledger.InFlight, To: ledger.Escalated, Actor: ledger.ActorExecutor, Reason: ledger.ReasonPayloadTampered},
@@ -128,7 +129,15 @@ func TestStoryEvent_EveryKind(t *testing.T) {
 			if v.When.Relative != "3 min ago" || v.When.UTC != "2026-12-01 11:57:00 UTC" {
 				t.Errorf("when %+v", v.When)
 			}
-			all := strings.Join(v.Lines, "\n")
+			// Engineering evidence is folded away, never among the plain lines.
+			for _, l := range v.Lines {
+				for _, tech := range []string{"Recorded reason:", "Absence check", "Documented at:", "What each side holds", "Request id:", "What the target offers"} {
+					if strings.HasPrefix(l, tech) {
+						t.Errorf("plain line %q is technical detail", l)
+					}
+				}
+			}
+			all := strings.Join(append(slices.Clone(v.Lines), v.Detail...), "\n")
 			for _, w := range c.lines {
 				if !strings.Contains(all, w) {
 					t.Errorf("lines lack %q:\n%s", w, all)
