@@ -13,6 +13,7 @@ import (
 // object turns up at the target: `settle audit` exits 1 and names it as a
 // phantom.
 func TestAudit_FindsPhantom(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	simBase, contracts := simWithContract(t, dir, "--class", "B")
 	db := "sqlite:" + filepath.Join(dir, "settle.db")

@@ -32,6 +32,7 @@ func classAContract(t *testing.T, dir, retention string) string {
 // the claim lease (timeout 2s + 5s) expires, then a replay needs its timeout
 // and the replay margin (5s) before the window ends.
 func TestServe_RefusesLeasesThatDoNotFit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
 	for name, c := range map[string]struct {

@@ -43,6 +43,7 @@ func TestShown(t *testing.T) {
 // provider or an older row supplied reaches an operator's terminal, in any
 // command that prints such text.
 func TestCLI_EscapesSuppliedText(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "settle.db")
 	db := "sqlite:" + path
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 // transition: when it cannot be written, the transition is not applied
 // either, so a final state never exists without its notification.
 func TestStore_CallbackSameStatement(t *testing.T) {
+	t.Parallel()
 	s, _ := newStore(t)
 	ledgertest.CallbackAtomicity(t, s, func() {
 		_, err := s.Pool().Exec(context.Background(), `

@@ -129,6 +129,7 @@ var oldRows = []struct {
 // migrate` and `settle serve` run), its rows survive, and the store works
 // on them.
 func TestMigrate_FromOlderSchemaWithData(t *testing.T) {
+	t.Parallel()
 	for _, version := range []int64{1, 4, 7} {
 		t.Run(fmt.Sprintf("From%05d", version), func(t *testing.T) {
 			ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 // before it keep their end and derive the window's length from it; a row
 // still PREPARED gets its end at its first claim.
 func TestMigrate_WindowAtFirstClaim(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t, pgtest.Schema(t))
 	db := stdlib.OpenDBFromPool(pool)
@@ -82,6 +83,7 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 // Migration 00012 allows phantom findings and walks FAILED_TERMINAL
 // operations too; it can be rolled back and applied again.
 func TestMigrate_PhantomFindings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t, pgtest.Schema(t))
 	clk := ledgertest.NewClock()

@@ -26,6 +26,7 @@ func newOp(intent string) ledger.NewOperation {
 // Rule 5: the ledger row is written in the caller's own transaction, so it
 // exists exactly when the caller's work does.
 func TestStore_CreateTx(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := newStore(t)
 
@@ -82,6 +83,7 @@ func TestStore_CreateTx(t *testing.T) {
 }
 
 func TestStore_EventLogIsAppendOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := newStore(t)
 	op, _, err := s.Create(ctx, newOp("x"))
@@ -105,6 +107,7 @@ func TestStore_EventLogIsAppendOnly(t *testing.T) {
 // A row altered behind the ledger's back is escalated at claim and never
 // handed to a sender.
 func TestStore_ClaimRejectsTamperedPayload(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := newStore(t)
 	op, _, err := s.Create(ctx, newOp("x"))
@@ -125,6 +128,7 @@ func TestStore_ClaimRejectsTamperedPayload(t *testing.T) {
 }
 
 func TestOpen_Errors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, url := range map[string]string{
 		"Malformed":   "postgres://user:s3cret@host:notaport/db",

@@ -41,6 +41,7 @@ func planRows(t *testing.T) int {
 // test. SETTLE_PLAN_ANALYZE=1 prints EXPLAIN ANALYZE (run in a rolled-back
 // transaction) instead of EXPLAIN.
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	// The human actions (tokens, callbacks, resolutions) need an actor.
 	ctx := ledger.NewContextWithActor(context.Background(), ledger.Actor{Subject: "cli:alice", Name: "alice", Role: "owner"})
 	rows := planRows(t)

@@ -14,6 +14,7 @@ import (
 // transition: when it cannot be written, the transition is not applied
 // either, so a final state never exists without its notification.
 func TestStore_CallbackSameTransaction(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "settle.db")
 	s, err := sqlite.Open(context.Background(), path, nil)
 	if err != nil {

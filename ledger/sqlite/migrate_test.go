@@ -23,6 +23,7 @@ import (
 // Several processes (here: stores) opening one new file at once all end up
 // with a fully migrated store.
 func TestOpen_ConcurrentMigrations(t *testing.T) {
+	t.Parallel()
 	for round := 0; round < 5; round++ {
 		path := filepath.Join(t.TempDir(), "settle.db")
 		var wg sync.WaitGroup
@@ -159,6 +160,7 @@ var oldRows = []struct {
 // and filled is brought up to date by Open (what `settle migrate` and
 // `settle serve` run), its rows survive, and the store works on them.
 func TestMigrate_FromOlderSchemaWithData(t *testing.T) {
+	t.Parallel()
 	for _, version := range []int64{1, 4, 7} {
 		t.Run(fmt.Sprintf("From%05d", version), func(t *testing.T) {
 			ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 // before it keep their end and derive the window's length from it; a row
 // still PREPARED gets its end at its first claim.
 func TestMigrate_WindowAtFirstClaim(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := storetest.SQLiteFile(t)
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -89,6 +90,7 @@ func TestMigrate_WindowAtFirstClaim(t *testing.T) {
 // Migration 00012 rebuilds audit_findings to allow phantom findings; the
 // findings already recorded survive with their ids.
 func TestMigrate_PhantomFindings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := storetest.SQLiteFile(t)
 	clk := ledgertest.NewClock()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	ledgertest.Run(t, storetest.SQLite())
 }
 
