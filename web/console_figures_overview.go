@@ -23,16 +23,16 @@ var overviewColumns = []struct {
 	less      func(a, b overviewEntry) int
 }{
 	{"tenant", "Tenant", func(a, b overviewEntry) int { return strings.Compare(a.f.Tenant, b.f.Tenant) }},
-	{"started", "Outcome became uncertain", func(a, b overviewEntry) int { return a.started - b.started }},
+	{"started", "Became uncertain", func(a, b overviewEntry) int { return a.started - b.started }},
 	{"auto", "Resolved automatically", func(a, b overviewEntry) int { return a.auto - b.auto }},
-	{"auto-median", "Median time to final outcome, automatically (slowest target)", func(a, b overviewEntry) int { return cmpDur(a.autoMedian, b.autoMedian) }},
+	{"auto-median", "Median, automatic (slowest target)", func(a, b overviewEntry) int { return cmpDur(a.autoMedian, b.autoMedian) }},
 	{"people", "Resolved by people", func(a, b overviewEntry) int { return a.people - b.people }},
-	{"people-median", "Median time to final outcome, by people (slowest target)", func(a, b overviewEntry) int { return cmpDur(a.peopleMedian, b.peopleMedian) }},
-	{"escalated", "Escalations in the window", func(a, b overviewEntry) int { return a.escalated - b.escalated }},
-	{"open", "Escalations still open", func(a, b overviewEntry) int { return a.f.OpenEscalations - b.f.OpenEscalations }},
-	{"oldest", "Oldest open escalation", func(a, b overviewEntry) int { return cmpOldest(a.f.OldestEscalation, b.f.OldestEscalation) }},
-	{"conflicts", "Payload conflicts refused", func(a, b overviewEntry) int { return a.f.PayloadConflicts - b.f.PayloadConflicts }},
-	{"duplicates", "Duplicates found by audit", func(a, b overviewEntry) int { return a.f.Duplicates - b.f.Duplicates }},
+	{"people-median", "Median, by people (slowest target)", func(a, b overviewEntry) int { return cmpDur(a.peopleMedian, b.peopleMedian) }},
+	{"escalated", "Escalations", func(a, b overviewEntry) int { return a.escalated - b.escalated }},
+	{"open", "Still open", func(a, b overviewEntry) int { return a.f.OpenEscalations - b.f.OpenEscalations }},
+	{"oldest", "Oldest open", func(a, b overviewEntry) int { return cmpOldest(a.f.OldestEscalation, b.f.OldestEscalation) }},
+	{"conflicts", "Payload conflicts", func(a, b overviewEntry) int { return a.f.PayloadConflicts - b.f.PayloadConflicts }},
+	{"duplicates", "Duplicates (audit)", func(a, b overviewEntry) int { return a.f.Duplicates - b.f.Duplicates }},
 }
 
 func cmpDur(a, b time.Duration) int { return cmp.Compare(a, b) }
