@@ -63,6 +63,40 @@ func TestConsole_FiguresBrowser(t *testing.T) {
 		checkOverviewRow(t, b, tenant, rows, week)
 	}
 	check("figures-overview")
+	// The overview's CSV, downloaded from its link: both tenants under one
+	// header, as ledger.WriteFiguresCSV writes them.
+	both, err := ledger.FiguresOf(context.Background(), s, []string{"acme", "globex"}, week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overviewCSV bytes.Buffer
+	if err := ledger.WriteFiguresCSV(&overviewCSV, both...); err != nil {
+		t.Fatal(err)
+	}
+	if d := b.Download(browsertest.TestID("overview-csv-link")); !bytes.Equal(d.Body, overviewCSV.Bytes()) ||
+		!strings.HasPrefix(d.Name, "settle-figures-all-tenants-") {
+		t.Fatalf("the overview's CSV %s:\n%s\nwant\n%s", d.Name, d.Body, overviewCSV.Bytes())
+	}
+
+	// 30 days: most of them empty, collapsed into a few rows; every chart
+	// is an image named by its visible title and described in words.
+	if st := b.Navigate(base + "/figures?tenant=acme&window=30d"); st != http.StatusOK {
+		t.Fatalf("30 days: %d", st)
+	}
+	sec := `[data-testid="target-figures"][data-target="payments"] `
+	if rows, empty := b.Count(sec+`table.per-day tbody tr`), b.Count(sec+`[data-testid="empty-days"]`); empty == 0 || rows > 12 {
+		t.Fatalf("30 days: %d table rows, %d of them runs of empty days", rows, empty)
+	}
+	if got := b.Text(sec + `[data-testid="empty-days"] th`); !strings.HasSuffix(got, " days)") {
+		t.Fatalf("a run of empty days reads %q", got)
+	}
+	if n, named := b.Count(`svg.chart[role="img"]`), b.Count(`svg.chart[role="img"][aria-labelledby][aria-describedby] > title + desc`); n != 6 || named != 6 {
+		t.Fatalf("%d charts, %d with a title and a description", n, named)
+	}
+	if n := b.Count(sec + `text[data-testid="axis-date"]`); n < 3*4 {
+		t.Fatalf("%d dates on payments' axes over 30 days", n)
+	}
+	check("figures-30-days")
 
 	today := now.Truncate(24 * time.Hour)
 	from, to := today.AddDate(0, 0, -5).Format(time.DateOnly), today.AddDate(0, 0, -2).Format(time.DateOnly)
