@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // ListFilter selects operations, newest first: one tenant's (Tenant, as
@@ -78,7 +81,11 @@ type Browser interface {
 	CountByState(ctx context.Context, f ListFilter) (StateCounts, error)
 	// Search returns the operations, without payloads, whose id, intent
 	// reference, remote key or remote reference equals f.Ref, newest
-	// first, at most MaxSearchResults. Finding nothing is no error.
+	// first, at most MaxSearchResults. When none does, it returns those
+	// whose intent reference equals f.Ref but for case (ASCII letters on
+	// SQLite; every letter the database's locale folds on PostgreSQL) or
+	// whose id begins with f.Ref (IDPrefixRange). f.Ref is trimmed and
+	// put in NFC first. Finding nothing is no error.
 	Search(ctx context.Context, f SearchFilter) ([]Operation, error)
 }
 
@@ -169,6 +176,12 @@ func (f SearchFilter) TenantSet() (tenants []string, all bool) {
 // Normalize validates f: a reference of valid text and a tenant set as
 // ListFilter's. Tenants is sorted and deduplicated.
 func (f *SearchFilter) Normalize() error {
+	// What a person pastes: surrounding white space is no part of a
+	// reference, and references are stored in NFC (the API refuses others).
+	f.Ref = strings.TrimSpace(f.Ref)
+	if utf8.ValidString(f.Ref) {
+		f.Ref = norm.NFC.String(f.Ref)
+	}
 	if f.Ref == "" {
 		return Errorf(EInvalid, "reference must not be empty")
 	}
@@ -178,6 +191,38 @@ func (f *SearchFilter) Normalize() error {
 	var err error
 	f.Tenants, err = normalizeTenants("", f.Tenants, f.AllTenants)
 	return err
+}
+
+// IDPrefixRange returns the first and last operation ids that begin with
+// prefix, when prefix is at least MinIDPrefix and fewer than 32 hex
+// digits of an id (dashes where an id has them, any case): what a person
+// copies from a truncated id. The search looks for such a prefix only
+// when nothing carries the text exactly.
+func IDPrefixRange(prefix string) (first, last string, ok bool) {
+	p := strings.ToLower(prefix)
+	digits := strings.ReplaceAll(p, "-", "")
+	if len(digits) < MinIDPrefix || len(digits) >= 32 {
+		return "", "", false
+	}
+	for _, r := range digits {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return "", "", false
+		}
+	}
+	// The dashes, if any, must stand where an id's do.
+	if want := dashed(digits + strings.Repeat("0", 32-len(digits)))[:len(p)]; want != p && strings.Contains(p, "-") {
+		return "", "", false
+	}
+	return dashed(digits + strings.Repeat("0", 32-len(digits))), dashed(digits + strings.Repeat("f", 32-len(digits))), true
+}
+
+// MinIDPrefix is the shortest id prefix the search takes: eight hex
+// digits, the first group of an id, one in four thousand million.
+const MinIDPrefix = 8
+
+// dashed writes 32 hex digits as an id: 8-4-4-4-12.
+func dashed(h string) string {
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // MaxSearchResults is the most operations Search returns.

@@ -51,7 +51,7 @@ type ConsoleRoute struct {
 // feature's handler. A route without a permission is refused at start-up,
 // and the authorization matrix test fails for a route it has no case for.
 func consoleTable(f features) []ConsoleRoute {
-	return slices.Concat(f.coreRoutes(), f.escalationRoutes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
+	return slices.Concat(f.operations.routes(), f.escalations.routes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
 }
 
 // pages is what every console page shares: the clock, the log, and the
@@ -67,29 +67,21 @@ type pages struct {
 // still on *server are the ones not yet moved to a struct of their own.
 type features struct {
 	*server
-	figures *figures
-	targets *targetPages
-	review  *review
+	operations  *operationPages
+	escalations *escalations
+	figures     *figures
+	targets     *targetPages
+	review      *review
 }
 
 func newFeatures(s *server, cfg Config) features {
 	return features{server: s,
-		figures: &figures{pages: s.pages, store: s.store},
-		review:  &review{pages: s.pages, store: s.store, targets: s.targets},
+		operations:  &operationPages{pages: s.pages, store: s.store, targets: s.targets},
+		escalations: &escalations{pages: s.pages, resolve: s.resolve, targets: s.targets},
+		figures:     &figures{pages: s.pages, store: s.store},
+		review:      &review{pages: s.pages, store: s.store, targets: s.targets},
 		targets: &targetPages{pages: s.pages, contracts: s.contracts, names: s.targets, drills: s.store,
 			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
-	}
-}
-
-// coreRoutes are the support pages and the static files; each feature's
-// routes are in the file of its handlers.
-func (s *server) coreRoutes() []ConsoleRoute {
-	return []ConsoleRoute{
-		{Method: http.MethodGet, Path: "/", Permission: auth.ViewOperations, handle: s.consoleHome},
-		{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: s.operationsPage},
-		{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
-			handle: s.operationPage},
-		{Method: http.MethodGet, Path: "/static/:name", Public: true, handle: s.staticFile},
 	}
 }
 
@@ -146,10 +138,6 @@ func (s *server) authorize(r ConsoleRoute) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
-}
-
-func (s *server) consoleHome(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/operations")
 }
 
 // render writes a component as a complete HTML page. Console pages hold

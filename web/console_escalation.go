@@ -17,17 +17,17 @@ import (
 // escalationPage answers the runbook's four questions about one operation
 // from its evidence (resolve.Case) and offers the owner's actions. An
 // operation of a tenant or target p does not own answers like an unknown one.
-func (s *server) escalationPage(c echo.Context) error {
+func (es *escalations) escalationPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	k, err := s.resolve.Case(ctx, resolverScope{p}, c.Param("tenant"), c.Param("id"))
+	k, err := es.resolve.Case(ctx, resolverScope{p}, c.Param("tenant"), c.Param("id"))
 	if err != nil {
 		return actionError(err)
 	}
-	v := s.escalationView(k, p, s.now())
-	v.Layout = s.layout(c, "Escalation "+k.Operation.ID, "escalations")
+	v := es.escalationView(k, p, es.now())
+	v.Layout = es.layout(c, "Escalation "+k.Operation.ID, "escalations")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Escalation(v))
+	return es.render(c, http.StatusOK, views.Escalation(v))
 }
 
 // resolverScope is what a console person may see and resolve.
@@ -39,10 +39,10 @@ func (r resolverScope) CanResolve(tenant, target string) bool {
 }
 
 // escalationView builds the detail page of k for p at now.
-func (s *server) escalationView(k resolve.Case, p *auth.Principal, now time.Time) views.EscalationPage {
+func (es *escalations) escalationView(k resolve.Case, p *auth.Principal, now time.Time) views.EscalationPage {
 	op := k.Operation
-	owner := ownerOf(s.targets, op.Target)
-	c := s.resolve.Contract(op.Target)
+	owner := ownerOf(es.targets, op.Target)
+	c := es.resolve.Contract(op.Target)
 	v := views.EscalationPage{
 		ID: op.ID, Tenant: op.Tenant, Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300),
 		State: string(op.State), Status: op.State.Plain(owner), Story: operationHref(op.Tenant, op.ID),

@@ -19,10 +19,10 @@ import (
 
 // proposeResolution records an owner's proposal for an escalated
 // operation of a target they own.
-func (s *server) proposeResolution(c echo.Context) error {
+func (es *escalations) proposeResolution(c echo.Context) error {
 	p := auth.FromContext(c.Request().Context())
 	tenant, id := c.Param("tenant"), c.Param("id")
-	op, err := s.resolve.Operation(c.Request().Context(), resolverScope{p}, tenant, id)
+	op, err := es.resolve.Operation(c.Request().Context(), resolverScope{p}, tenant, id)
 	if err != nil {
 		return actionError(err)
 	}
@@ -32,7 +32,7 @@ func (s *server) proposeResolution(c echo.Context) error {
 		ref = "" // the form's object id field belongs to "confirm succeeded" only
 	}
 	ctx := actingAs(c, p, auth.Resolve, op.Tenant, op.Target)
-	if _, err := s.resolve.Propose(ctx, resolverScope{p}, op.Tenant, op.ID,
+	if _, err := es.resolve.Propose(ctx, resolverScope{p}, op.Tenant, op.ID,
 		resolve.Proposal{Kind: kind, RemoteRef: ref, Reason: c.FormValue("reason")}); err != nil {
 		return actionError(err)
 	}
@@ -40,27 +40,27 @@ func (s *server) proposeResolution(c echo.Context) error {
 }
 
 // approveResolution applies the open proposal named in the form.
-func (s *server) approveResolution(c echo.Context) error {
-	return s.decide(c, func(ctx ctxScope, tenant string, id int64) error {
-		_, err := s.resolve.Approve(ctx.ctx, ctx.scope, tenant, id)
+func (es *escalations) approveResolution(c echo.Context) error {
+	return es.decide(c, func(ctx ctxScope, tenant string, id int64) error {
+		_, err := es.resolve.Approve(ctx.ctx, ctx.scope, tenant, id)
 		return err
 	})
 }
 
 // rejectResolution closes the open proposal named in the form without
 // changing the operation; its proposer withdraws it this way.
-func (s *server) rejectResolution(c echo.Context) error {
+func (es *escalations) rejectResolution(c echo.Context) error {
 	why := strings.TrimSpace(c.FormValue("reason"))
 	if why == "" {
 		return formError("Give your reason for rejecting it.")
 	}
-	return s.decide(c, func(ctx ctxScope, tenant string, id int64) error {
+	return es.decide(c, func(ctx ctxScope, tenant string, id int64) error {
 		actor, _ := ledger.ActorOf(ctx.ctx)
-		open, err := s.resolve.OpenProposal(ctx.ctx, ctx.scope, tenant, ctx.operation)
+		open, err := es.resolve.OpenProposal(ctx.ctx, ctx.scope, tenant, ctx.operation)
 		if err == nil && open != nil && ledger.SamePerson(open.ProposedBy, actor.Subject) {
-			return s.resolve.Withdraw(ctx.ctx, ctx.scope, tenant, id, why)
+			return es.resolve.Withdraw(ctx.ctx, ctx.scope, tenant, id, why)
 		}
-		return s.resolve.Reject(ctx.ctx, ctx.scope, tenant, id, why)
+		return es.resolve.Reject(ctx.ctx, ctx.scope, tenant, id, why)
 	})
 }
 
@@ -73,10 +73,10 @@ type ctxScope struct {
 
 // decide finds the open proposal the form names on the URL's operation
 // and applies do as p. A proposal of another operation, or none, is 404.
-func (s *server) decide(c echo.Context, do func(ctxScope, string, int64) error) error {
+func (es *escalations) decide(c echo.Context, do func(ctxScope, string, int64) error) error {
 	p := auth.FromContext(c.Request().Context())
 	sc := resolverScope{p}
-	open, err := s.resolve.OpenProposal(c.Request().Context(), sc, c.Param("tenant"), c.Param("id"))
+	open, err := es.resolve.OpenProposal(c.Request().Context(), sc, c.Param("tenant"), c.Param("id"))
 	if err != nil {
 		return actionError(err)
 	}
@@ -84,7 +84,7 @@ func (s *server) decide(c echo.Context, do func(ctxScope, string, int64) error) 
 	if err != nil || open == nil || open.ID != id {
 		return notFound()
 	}
-	op, err := s.resolve.Operation(c.Request().Context(), sc, open.Tenant, open.OperationID)
+	op, err := es.resolve.Operation(c.Request().Context(), sc, open.Tenant, open.OperationID)
 	if err != nil {
 		return actionError(err)
 	}

@@ -139,7 +139,7 @@ func TestConsole_EscalationSupersede(t *testing.T) {
 			}
 		}
 		list := sam.get("/operations?q=" + url.QueryEscape(next.IntentRef))
-		if list.status != http.StatusOK || !strings.Contains(string(list.body), next.ID) {
+		if list.status != http.StatusSeeOther || !strings.Contains(list.header.Get("Location"), next.ID) {
 			t.Fatalf("the successor is not found by its intent: %d %s", list.status, list.body)
 		}
 

@@ -11,8 +11,8 @@ import (
 
 // operationActions returns the people's actions on op (proposals,
 // approvals, rejections), oldest first.
-func (s *server) operationActions(ctx context.Context, op ledger.Operation) ([]ledger.Action, error) {
-	acts, err := s.store.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
+func (o *operationPages) operationActions(ctx context.Context, op ledger.Operation) ([]ledger.Action, error) {
+	acts, err := o.store.Actions(ctx, ledger.ActionFilter{Tenant: op.Tenant, OperationID: op.ID})
 	if err != nil {
 		return nil, err
 	}

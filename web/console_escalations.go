@@ -16,19 +16,28 @@ import (
 	"settle/views"
 )
 
-// escalationRoutes are the console's pages for the escalation queue, proposals and their decisions (owners).
-func (s *server) escalationRoutes() []ConsoleRoute {
+// escalations are the console's pages for the escalation queue, its
+// proposals and one operation's decision page with the owners' actions;
+// every rule is the resolve service's.
+type escalations struct {
+	pages
+	resolve *resolve.Service
+	targets Targets // names each operation's owning team; lists the target filter
+}
+
+// routes are the console's pages for the escalation queue, proposals and their decisions (owners).
+func (es *escalations) routes() []ConsoleRoute {
 	return []ConsoleRoute{
-		{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: s.escalationsPage},
-		{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: s.proposalsPage},
+		{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: es.escalationsPage},
+		{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: es.proposalsPage},
 		{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
-			handle: s.escalationPage},
+			handle: es.escalationPage},
 		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/propose", Permission: auth.Resolve, Tenanted: true,
-			handle: s.proposeResolution},
+			handle: es.proposeResolution},
 		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/approve", Permission: auth.Resolve, Tenanted: true,
-			handle: s.approveResolution},
+			handle: es.approveResolution},
 		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
-			handle: s.rejectResolution},
+			handle: es.rejectResolution},
 	}
 }
 
@@ -60,33 +69,33 @@ func escalationHref(tenant, id string) string {
 	return "/escalations/" + url.PathEscape(tenant) + "/" + url.PathEscape(id)
 }
 
-func (s *server) escalationsPage(c echo.Context) error {
+func (es *escalations) escalationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	qv := c.QueryParams()
 	q := escQuery{Target: qv.Get("target"), Tenant: qv.Get("tenant"), Show: qv.Get("show"), Sort: qv.Get("sort"),
 		Cursor: qv.Get("cursor")}
-	v, err := s.escalationsView(ctx, p, q, s.now())
+	v, err := es.escalationsView(ctx, p, q, es.now())
 	if err != nil {
 		return err
 	}
-	v.Layout = s.layout(c, "Escalations", "escalations")
+	v.Layout = es.layout(c, "Escalations", "escalations")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Escalations(v))
+	return es.render(c, http.StatusOK, views.Escalations(v))
 }
 
 // escalationsView shows p's page of the escalation queue (resolve.Queue).
-func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQuery, now time.Time) (views.EscalationsPage, error) {
+func (es *escalations) escalationsView(ctx context.Context, p *auth.Principal, q escQuery, now time.Time) (views.EscalationsPage, error) {
 	all, tenants := p.Tenants(auth.Resolve)
 	v := views.EscalationsPage{
-		Targets: s.targetOptions(q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
+		Targets: targetOptions(es.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
 		Shows: options(q.Show, [][2]string{{"", "Escalated and overdue"}, {"escalated", "Escalated"},
 			{"overdue", "Pending past the deadline"}}),
 		Sorts: options(q.Sort, [][2]string{{"", "Oldest first"}, {"deadline", "Earliest deadline first"},
 			{"newest", "Newest first"}}),
 		Empty: "Nothing waits for you: no operation of your targets is escalated or overdue.",
 	}
-	queue, err := s.resolve.Queue(ctx, resolverScope{p}, resolve.QueueFilter{Tenant: q.Tenant, Target: q.Target,
+	queue, err := es.resolve.Queue(ctx, resolverScope{p}, resolve.QueueFilter{Tenant: q.Tenant, Target: q.Target,
 		Show: resolve.Show(q.Show), Order: resolve.Order(q.Sort), Cursor: q.Cursor, Limit: queuePage})
 	switch ledger.ErrorCode(err) {
 	case "":
@@ -113,7 +122,7 @@ func (s *server) escalationsView(ctx context.Context, p *auth.Principal, q escQu
 		op := it.Operation
 		row := views.EscalationRow{ID: op.ID, Href: escalationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300), State: string(op.State),
-			Status: op.State.Plain(ownerOf(s.targets, op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
+			Status: op.State.Plain(ownerOf(es.targets, op.Target)), Age: spanText(now.Sub(op.CreatedAt)),
 			Since: timeView(&op.CreatedAt, now, ""), Deadline: timeView(op.Deadline, now, "none"),
 			Reason: queueReason(op)}
 		if it.Open != nil {
@@ -146,14 +155,14 @@ func options(cur string, choices [][2]string) []views.Option {
 
 // proposalsPage lists the open proposals on p's targets: others' awaiting
 // p's decision, and p's own awaiting someone else's.
-func (s *server) proposalsPage(c echo.Context) error {
+func (es *escalations) proposalsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	list, cut, err := s.resolve.OpenProposals(ctx, resolverScope{p})
+	list, cut, err := es.resolve.OpenProposals(ctx, resolverScope{p})
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	now := es.now()
 	v := views.ProposalsPage{}
 	if cut {
 		v.Note = "Showing the oldest 500 open proposals."
@@ -166,9 +175,9 @@ func (s *server) proposalsPage(c echo.Context) error {
 			v.Awaiting = append(v.Awaiting, pv)
 		}
 	}
-	v.Layout = s.layout(c, "Open proposals", "escalations")
+	v.Layout = es.layout(c, "Open proposals", "escalations")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Proposals(v))
+	return es.render(c, http.StatusOK, views.Proposals(v))
 }
 
 // proposalView shows r, on op, to p.

@@ -143,13 +143,13 @@ func (rv *review) findingAcknowledge(c echo.Context) error {
 // operationReview is what the operation's page shows of its review: its
 // open findings, for everyone who may read it (support should know a
 // finding is being looked at), and the review actions taken about it.
-func (s *server) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation, now time.Time) (views.OperationReview, error) {
+func (o *operationPages) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation, now time.Time) (views.OperationReview, error) {
 	var v views.OperationReview
-	fs, err := s.store.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
+	fs, err := o.store.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
 	if err != nil {
 		return v, err
 	}
-	owner := ownerOf(s.targets, op.Target)
+	owner := ownerOf(o.targets, op.Target)
 	for _, f := range fs {
 		v.Findings = append(v.Findings, findingRow(p, f, owner, now))
 	}

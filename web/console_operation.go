@@ -18,29 +18,30 @@ import (
 
 // operationPage tells one operation's story. A tenant the principal may
 // not read answers exactly like an unknown operation.
-func (s *server) operationPage(c echo.Context) error {
+func (o *operationPages) operationPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	tenant, id := c.Param("tenant"), c.Param("id")
 	if !p.Can(auth.ViewOperations, tenant, "") {
 		return notFound()
 	}
-	op, events, err := s.operationStory(ctx, p, tenant, id)
+	op, events, err := o.operationStory(ctx, p, tenant, id)
 	if err != nil {
 		return err
 	}
-	v := s.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), s.now())
-	if v.Review, err = s.operationReview(ctx, p, op, s.now()); err != nil {
+	v := o.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), o.now())
+	if v.Review, err = o.operationReview(ctx, p, op, o.now()); err != nil {
 		return err
 	}
-	acts, err := s.operationActions(ctx, op)
+	acts, err := o.operationActions(ctx, op)
 	if err != nil {
 		return err
 	}
-	v.Events = mergeActions(v.Events, events, acts, s.now())
-	v.Layout = s.layout(c, "Operation "+op.ID, "operations")
+	v.Events = mergeActions(v.Events, events, acts, o.now())
+	v.Intent = ledger.PlainText(op.IntentRef, 200)
+	v.Layout = o.layout(c, v.Intent+" · "+op.Target+" · "+op.Tenant, "operations")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Operation(v))
+	return o.render(c, http.StatusOK, views.Operation(v))
 }
 
 // notFound is the one answer for an operation that does not exist or that
@@ -49,8 +50,8 @@ func notFound() error { return echo.NewHTTPError(http.StatusNotFound) }
 
 // operationStory reads the operation (with its payload only when p may see
 // it) and its events.
-func (s *server) operationStory(ctx context.Context, p *auth.Principal, tenant, id string) (ledger.Operation, []ledger.Event, error) {
-	op, err := s.store.Summary(ctx, tenant, id)
+func (o *operationPages) operationStory(ctx context.Context, p *auth.Principal, tenant, id string) (ledger.Operation, []ledger.Event, error) {
+	op, err := o.store.Summary(ctx, tenant, id)
 	switch ledger.ErrorCode(err) {
 	case "":
 	case ledger.ENotFound, ledger.EInvalid:
@@ -59,18 +60,18 @@ func (s *server) operationStory(ctx context.Context, p *auth.Principal, tenant, 
 		return op, nil, err
 	}
 	if p.Can(auth.ViewPayload, tenant, op.Target) {
-		if op, err = s.store.Get(ctx, tenant, id); err != nil {
+		if op, err = o.store.Get(ctx, tenant, id); err != nil {
 			return op, nil, err
 		}
 	}
-	events, err := s.store.Events(ctx, tenant, id)
+	events, err := o.store.Events(ctx, tenant, id)
 	return op, events, err
 }
 
 // operationView builds the detail page; op.Payload is shown only when
 // showPayload, which the caller decides from the viewer's permission.
-func (s *server) operationView(op ledger.Operation, events []ledger.Event, showPayload bool, now time.Time) views.OperationPage {
-	owner := ownerOf(s.targets, op.Target)
+func (o *operationPages) operationView(op ledger.Operation, events []ledger.Event, showPayload bool, now time.Time) views.OperationPage {
+	owner := ownerOf(o.targets, op.Target)
 	meaning, tone := statusMeaning(op, op.Target, owner)
 	v := views.OperationPage{
 		ID: op.ID, State: string(op.State), Status: op.State.Plain(owner), Meaning: meaning, Tone: tone,
@@ -85,7 +86,7 @@ func (s *server) operationView(op ledger.Operation, events []ledger.Event, showP
 		// The provider's id, as it answered: never trusted to be plain.
 		v.Refs = append(v.Refs, shownRef("remote-ref", "Target's reference", op.RemoteRef))
 	}
-	v.Facts = s.operationFacts(op, owner, now)
+	v.Facts = o.operationFacts(op, owner, now)
 	attempt := 0
 	for _, ev := range events {
 		if ev.From == ledger.Prepared && ev.To == ledger.InFlight {
@@ -108,7 +109,7 @@ func (s *server) operationView(op ledger.Operation, events []ledger.Event, showP
 	return v
 }
 
-func (s *server) operationFacts(op ledger.Operation, owner string, now time.Time) []views.Fact {
+func (o *operationPages) operationFacts(op ledger.Operation, owner string, now time.Time) []views.Fact {
 	created, updated := timeView(&op.CreatedAt, now, ""), timeView(&op.UpdatedAt, now, "")
 	deadline := timeView(op.Deadline, now, "none: it is never escalated for lateness")
 	facts := []views.Fact{
@@ -161,7 +162,7 @@ func retryWindowText(op ledger.Operation, now time.Time) string {
 
 // staticFile serves an embedded file under its hashed name: the name
 // changes with the content, so browsers may keep it for a year.
-func (s *server) staticFile(c echo.Context) error {
+func staticFile(c echo.Context) error {
 	a, ok := static.Lookup(c.Param("name"))
 	if !ok {
 		return notFound()

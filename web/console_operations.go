@@ -14,6 +14,37 @@ import (
 	"settle/views"
 )
 
+// operationPages are the support pages: the operations list, its search,
+// and one operation's story with its review and people's actions.
+type operationPages struct {
+	pages
+	store interface {
+		Summary(ctx context.Context, tenant, id string) (ledger.Operation, error)
+		Get(ctx context.Context, tenant, id string) (ledger.Operation, error)
+		Events(ctx context.Context, tenant, id string) ([]ledger.Event, error)
+		List(ctx context.Context, f ledger.ListFilter) (ledger.Page, error)
+		CountByState(ctx context.Context, f ledger.ListFilter) (ledger.StateCounts, error)
+		Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Operation, error)
+		ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
+		Actions(ctx context.Context, f ledger.ActionFilter) ([]ledger.Action, error)
+	}
+	targets Targets // names each operation's owning team; lists the target filter
+}
+
+func (o *operationPages) routes() []ConsoleRoute {
+	return []ConsoleRoute{
+		{Method: http.MethodGet, Path: "/", Permission: auth.ViewOperations, handle: consoleHome},
+		{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: o.operationsPage},
+		{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
+			handle: o.operationPage},
+		{Method: http.MethodGet, Path: "/static/:name", Public: true, handle: staticFile},
+	}
+}
+
+func consoleHome(c echo.Context) error {
+	return c.Redirect(http.StatusSeeOther, "/operations")
+}
+
 // opsQuery is the operations page's state, all of it in the URL so that a
 // view can be bookmarked and shared.
 type opsQuery struct {
@@ -56,24 +87,30 @@ var ages = []struct {
 // the target filter.
 type targetNames interface{ Names() []string }
 
-func (s *server) operationsPage(c echo.Context) error {
+func (o *operationPages) operationsPage(c echo.Context) error {
 	p := auth.FromContext(c.Request().Context())
-	v, err := s.operationsView(c.Request().Context(), p, parseOpsQuery(c.QueryParams()), s.now())
+	q := parseOpsQuery(c.QueryParams())
+	v, err := o.operationsView(c.Request().Context(), p, q, o.now())
 	if err != nil {
 		return err
 	}
-	v.Layout = s.layout(c, "Operations", "operations")
+	// A search that finds one operation opens it: what support pasted
+	// names the charge the customer asks about.
+	if q.Q != "" && len(v.Rows) == 1 && v.Problem == "" {
+		return c.Redirect(http.StatusSeeOther, v.Rows[0].Href)
+	}
+	v.Layout = o.layout(c, "Operations", "operations")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Operations(v))
+	return o.render(c, http.StatusOK, views.Operations(v))
 }
 
 // operationsView builds the operations page for p: every query is limited
 // to p's tenants.
-func (s *server) operationsView(ctx context.Context, p *auth.Principal, q opsQuery, now time.Time) (views.OperationsPage, error) {
+func (o *operationPages) operationsView(ctx context.Context, p *auth.Principal, q opsQuery, now time.Time) (views.OperationsPage, error) {
 	v := views.OperationsPage{Query: q.Q, Heading: "Operations"}
 	all, tenants := tenantScope(p)
-	v.States = s.stateOptions(q.State)
-	v.Targets = s.targetOptions(q.Target)
+	v.States = stateOptions(q.State)
+	v.Targets = targetOptions(o.targets, q.Target)
 	v.Tenants = tenantOptions(all, tenants, q.Tenant)
 	v.Ages = ageOptions(q.Age)
 
@@ -106,14 +143,14 @@ func (s *server) operationsView(ctx context.Context, p *auth.Principal, q opsQue
 		}
 	}
 	if q.Q != "" {
-		return s.searchView(ctx, v, f, q, now)
+		return o.searchView(ctx, v, f, q, now)
 	}
-	counts, err := s.store.CountByState(ctx, f)
+	counts, err := o.store.CountByState(ctx, f)
 	if err != nil {
 		return v, err
 	}
 	v.Tabs = stateTabs(q, counts)
-	page, err := s.store.List(ctx, f)
+	page, err := o.store.List(ctx, f)
 	if ledger.ErrorCode(err) == ledger.EInvalid {
 		v.Problem = ledger.ErrorMessage(err)
 		v.Empty = "No operations to show."
@@ -122,7 +159,7 @@ func (s *server) operationsView(ctx context.Context, p *auth.Principal, q opsQue
 	if err != nil {
 		return v, err
 	}
-	v.Rows = s.rows(page.Operations, now)
+	v.Rows = o.rows(page.Operations, now)
 	v.Empty = "No operations match these filters."
 	if page.Next != "" {
 		next := q
@@ -139,7 +176,7 @@ func (s *server) operationsView(ctx context.Context, p *auth.Principal, q opsQue
 
 // searchView answers the search box: the operations of p's tenants
 // carrying the reference, narrowed by the other filters.
-func (s *server) searchView(ctx context.Context, v views.OperationsPage, f ledger.ListFilter, q opsQuery,
+func (o *operationPages) searchView(ctx context.Context, v views.OperationsPage, f ledger.ListFilter, q opsQuery,
 	now time.Time) (views.OperationsPage, error) {
 	v.Heading = "Operations carrying “" + ledger.PlainText(q.Q, 200) + "”"
 	if err := ledger.CheckFilterText("reference", q.Q); err != nil {
@@ -151,7 +188,7 @@ func (s *server) searchView(ctx context.Context, v views.OperationsPage, f ledge
 	if f.Tenant != "" {
 		sf.Tenants, sf.AllTenants = []string{f.Tenant}, false
 	}
-	ops, err := s.store.Search(ctx, sf)
+	ops, err := o.store.Search(ctx, sf)
 	if err != nil {
 		return v, err
 	}
@@ -166,18 +203,18 @@ func (s *server) searchView(ctx context.Context, v views.OperationsPage, f ledge
 		}
 		kept = append(kept, op)
 	}
-	v.Rows = s.rows(kept, now)
+	v.Rows = o.rows(kept, now)
 	v.Empty = "No operation you can see carries this id or reference."
 	return v, nil
 }
 
-func (s *server) rows(ops []ledger.Operation, now time.Time) []views.OperationRow {
+func (o *operationPages) rows(ops []ledger.Operation, now time.Time) []views.OperationRow {
 	rows := make([]views.OperationRow, 0, len(ops))
 	for _, op := range ops {
 		rows = append(rows, views.OperationRow{
 			ID: op.ID, Href: operationHref(op.Tenant, op.ID), Tenant: op.Tenant,
 			IntentRef: ledger.PlainText(op.IntentRef, 300), Type: op.Type, Target: op.Target,
-			State: string(op.State), Status: op.State.Plain(ownerOf(s.targets, op.Target)),
+			State: string(op.State), Status: op.State.Plain(ownerOf(o.targets, op.Target)),
 			Created: timeView(&op.CreatedAt, now, ""), Updated: timeView(&op.UpdatedAt, now, ""),
 		})
 	}
@@ -224,7 +261,7 @@ func stateLabel(st ledger.State) string {
 	return st.Plain("")
 }
 
-func (s *server) stateOptions(cur string) []views.Option {
+func stateOptions(cur string) []views.Option {
 	opts := []views.Option{{Value: "", Label: "Any state", Selected: cur == ""}}
 	for _, st := range ledger.States {
 		opts = append(opts, views.Option{Value: string(st), Label: stateLabel(st), Selected: cur == string(st)})
@@ -232,10 +269,12 @@ func (s *server) stateOptions(cur string) []views.Option {
 	return opts
 }
 
-func (s *server) targetOptions(cur string) []views.Option {
+// targetOptions is the target filter's choices: every target ts names,
+// and cur.
+func targetOptions(ts Targets, cur string) []views.Option {
 	opts := []views.Option{{Value: "", Label: "Any target", Selected: cur == ""}}
 	var names []string
-	if n, ok := s.targets.(targetNames); ok {
+	if n, ok := ts.(targetNames); ok {
 		names = slices.Sorted(slices.Values(n.Names()))
 	}
 	if cur != "" && !slices.Contains(names, cur) {

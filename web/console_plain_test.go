@@ -171,7 +171,7 @@ func TestRelativeAndCounts(t *testing.T) {
 // means for the customer, and never shows a payload it was not allowed to.
 func TestOperationView_RendersEveryState(t *testing.T) {
 	t.Parallel()
-	s := &server{targets: staticTargets{"payments": {Owner: "Payments team", RetryWindow: time.Hour}}}
+	s := &operationPages{targets: staticTargets{"payments": {Owner: "Payments team", RetryWindow: time.Hour}}}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, st := range ledger.States {
 		op := ledger.Operation{ID: "op1", Tenant: "acme", Target: "payments", State: st, RemoteRef: "ch_1",

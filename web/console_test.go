@@ -173,6 +173,28 @@ func TestConsole_MatrixCoversEveryRole(t *testing.T) {
 	}
 }
 
+// A search that finds no operation or several shows the list: two intent
+// references differing in case are both found by a third spelling, and
+// the exact one alone when it is pasted exactly.
+func TestConsole_SearchListsSeveral(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		c := newConsole(t, open(t), web.Config{})
+		c.create("acme", "INV-1001")
+		b := c.as("support")
+		if r := b.get("/operations?q=inv"); r.status != http.StatusOK || !testid(r.body, "empty", "No operation you can see") {
+			t.Fatalf("search with none found: %d %s", r.status, r.body)
+		}
+		if r := b.get("/operations?q=" + url.QueryEscape("Inv-1001")); r.status != http.StatusOK ||
+			strings.Count(string(r.body), `data-testid="operation-row"`) != 2 {
+			t.Fatalf("search with two found: %d %s", r.status, r.body)
+		}
+		if r := b.get("/operations?q=inv-1001"); r.status != http.StatusSeeOther || r.header.Get("Location") != c.opPath(c.acme) {
+			t.Fatalf("the exact reference: %d to %q", r.status, r.header.Get("Location"))
+		}
+	})
+}
+
 // Support finds the pending operation by its intent reference, reads
 // "Confirmation pending" and its story: the send, the timeout, the lookup.
 func TestConsole_SupportFindsAndReads(t *testing.T) {
@@ -180,9 +202,12 @@ func TestConsole_SupportFindsAndReads(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		c := newConsole(t, open(t), web.Config{})
 		b := c.as("support")
-		r := b.get("/operations?q=inv-1001")
-		if r.status != http.StatusOK || !testid(r.body, "row-status", "Confirmation pending") || !testid(r.body, "row-link", "inv-1001") {
-			t.Fatalf("search: %d %s", r.status, r.body)
+		// One operation found opens it, however the reference was pasted.
+		for _, q := range []string{"inv-1001", " inv-1001 ", "INV-1001", c.acme.ID[:8], strings.ToUpper(c.acme.ID)} {
+			r := b.get("/operations?q=" + url.QueryEscape(q))
+			if r.status != http.StatusSeeOther || r.header.Get("Location") != c.opPath(c.acme) {
+				t.Fatalf("search %q: %d to %q", q, r.status, r.header.Get("Location"))
+			}
 		}
 		if r := b.get("/operations?q=inv-2002"); !testid(r.body, "empty", "No operation you can see") {
 			t.Fatalf("another tenant's operation was found: %s", r.body)
@@ -192,7 +217,12 @@ func TestConsole_SupportFindsAndReads(t *testing.T) {
 			t.Fatalf("counts: %s", list.body)
 		}
 		d := b.get(c.opPath(c.acme))
+		// The page is named by its intent reference, in the tab and the h1.
+		if !bytes.Contains(d.body, []byte("<title>inv-1001 · payments · acme")) {
+			t.Errorf("title: %s", d.body)
+		}
 		for _, want := range []struct{ id, text string }{
+			{"operation-name", "inv-1001"},
 			{"status", "Confirmation pending"},
 			{"meaning", "Confirmation pending — do not tell the customer it failed or succeeded"},
 			{"ref-intent-ref", "inv-1001"},

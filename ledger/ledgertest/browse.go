@@ -276,6 +276,12 @@ func testSearch(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	f.create("acme")
+	an := f.newOp("acme")
+	an.IntentRef = "caf\u00e9-7"
+	accent, _, err := f.store.Create(f.ctx, an)
+	if err != nil {
+		t.Fatal(err)
+	}
 	acme := []string{"acme"}
 	for _, c := range []struct {
 		name    string
@@ -300,6 +306,17 @@ func testSearch(t *testing.T, h Harness) {
 		{"OtherTenantRemoteRef", ledger.SearchFilter{Tenants: []string{"globex"}, Ref: a.RemoteRef}, nil, ""},
 		{"OtherTenantIntent", ledger.SearchFilter{Tenants: []string{"initech"}, Ref: a.IntentRef}, nil, ""},
 		{"Nothing", ledger.SearchFilter{AllTenants: true, Ref: "no-such-reference"}, nil, ""},
+		// What a person pastes: white space around it, another case, the
+		// decomposed form of an accent, the first part of an id.
+		{"IntentSpaces", ledger.SearchFilter{Tenants: acme, Ref: "  " + a.IntentRef + " \t"}, []ledger.Operation{a}, ""},
+		{"IntentOtherCase", ledger.SearchFilter{Tenants: acme, Ref: strings.ToUpper(a.IntentRef)}, []ledger.Operation{a}, ""},
+		{"IntentOtherCaseInAll", ledger.SearchFilter{AllTenants: true, Ref: strings.ToUpper(a.IntentRef)}, []ledger.Operation{g, a}, ""},
+		{"IntentOtherCaseOtherTenant", ledger.SearchFilter{Tenants: []string{"initech"}, Ref: strings.ToUpper(a.IntentRef)}, nil, ""},
+		{"IntentDecomposed", ledger.SearchFilter{Tenants: acme, Ref: "cafe\u0301-7"}, []ledger.Operation{accent}, ""},
+		{"IDPrefix", ledger.SearchFilter{Tenants: acme, Ref: a.ID[:8]}, []ledger.Operation{a}, ""},
+		{"IDPrefixDashed", ledger.SearchFilter{Tenants: acme, Ref: strings.ToUpper(a.ID[:13])}, []ledger.Operation{a}, ""},
+		{"IDPrefixOtherTenant", ledger.SearchFilter{Tenants: []string{"globex"}, Ref: a.ID[:8]}, nil, ""},
+		{"IDPrefixTooShort", ledger.SearchFilter{Tenants: acme, Ref: a.ID[:7]}, nil, ""},
 	} {
 		got, err := b.Search(f.ctx, c.f)
 		if err != nil {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"settle/ledger"
@@ -100,16 +101,34 @@ func (s *Store) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Ope
 		tenant = "tenant_id = ANY(" + q.arg(tenants) + "::text[])"
 	}
 	ref := q.arg(f.Ref)
-	branches := []string{tenant + " AND intent_ref = " + ref, tenant + " AND remote_ref = " + ref}
+	// Each of the two searches adds its own arguments to these.
+	loose := query{args: slices.Clone(q.args)}
+	exact := []string{tenant + " AND intent_ref = " + ref, tenant + " AND remote_ref = " + ref}
 	if id, ok := ledger.ParseID(f.Ref); ok {
 		id := q.arg(id)
-		branches = append(branches, tenant+" AND operation_id = "+id+"::uuid")
+		exact = append(exact, tenant+" AND operation_id = "+id+"::uuid")
 		key := "remote_key = " + id + "::uuid"
 		if !all {
 			key += " AND " + tenant
 		}
-		branches = append(branches, key)
+		exact = append(exact, key)
 	}
+	ops, err := s.search(ctx, with, exact, &q)
+	if err != nil || len(ops) > 0 {
+		return ops, err
+	}
+	// Nothing carries the text exactly: what a person may have meant
+	// (migration 00031's folded intent index, the primary key's range).
+	near := []string{tenant + " AND lower(intent_ref) = lower(" + ref + ")"}
+	if first, last, ok := ledger.IDPrefixRange(f.Ref); ok {
+		near = append(near, tenant+" AND operation_id BETWEEN "+loose.arg(first)+"::uuid AND "+loose.arg(last)+"::uuid")
+	}
+	return s.search(ctx, with, near, &loose)
+}
+
+// search runs the union of the branches (conditions on operation_ledger),
+// newest first, at most MaxSearchResults.
+func (s *Store) search(ctx context.Context, with string, branches []string, q *query) ([]ledger.Operation, error) {
 	for i, b := range branches {
 		branches[i] = `SELECT ` + summaryCols + ` FROM operation_ledger WHERE ` + b
 	}

@@ -793,6 +793,21 @@ var planCases = []planCase{
 		_, err := f.s.Erasures(ctx, "tenant-erase")
 		return err
 	}},
+	// The observations table holds what CLI commands committed for seconds,
+	// until a server drains it: always small.
+	{name: "RecordObservations", run: func(ctx context.Context, f *planFixture) error {
+		var c ledger.Commit
+		c.Add(f.settled, ledger.InFlight)
+		c.Refuse("tenant-1")
+		return f.s.RecordObservations(ctx, c)
+	}},
+	{name: "DrainObservations", run: func(ctx context.Context, f *planFixture) error {
+		c, err := f.s.DrainObservations(ctx, 500)
+		if err == nil && c.Len() != 2 {
+			err = fmt.Errorf("drained %d observations, want 2", c.Len())
+		}
+		return err
+	}},
 }
 
 // planSession is the console session the session cases share.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"settle/ledger"
@@ -93,19 +94,37 @@ func (s *Store) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Ope
 	// key's tenant_id over (tenant_id, intent_ref) and reads the tenant's
 	// every row: so the reference indexes are named.
 	ref := q.arg(f.Ref)
-	branches := []string{
+	// Each of the two searches adds its own arguments to these.
+	loose := query{args: slices.Clone(q.args)}
+	exact := []string{
 		"INDEXED BY operation_ledger_intent WHERE " + tenant + " AND intent_ref = " + ref,
 		"INDEXED BY operation_ledger_remote_ref WHERE " + tenant + " AND remote_ref = " + ref,
 	}
 	if id, ok := ledger.ParseID(f.Ref); ok {
 		id := q.arg(id)
-		branches = append(branches, "WHERE "+tenant+" AND operation_id = "+id)
+		exact = append(exact, "WHERE "+tenant+" AND operation_id = "+id)
 		key := "INDEXED BY operation_ledger_remote_key WHERE remote_key = " + id
 		if !all {
 			key += " AND " + tenant
 		}
-		branches = append(branches, key)
+		exact = append(exact, key)
 	}
+	ops, err := s.search(ctx, with, exact, &q)
+	if err != nil || len(ops) > 0 {
+		return ops, err
+	}
+	// Nothing carries the text exactly: what a person may have meant
+	// (migration 00031's folded intent index, the primary key's range).
+	near := []string{"INDEXED BY operation_ledger_intent_folded WHERE " + tenant + " AND lower(intent_ref) = lower(" + ref + ")"}
+	if first, last, ok := ledger.IDPrefixRange(f.Ref); ok {
+		near = append(near, "WHERE "+tenant+" AND operation_id BETWEEN "+loose.arg(first)+" AND "+loose.arg(last))
+	}
+	return s.search(ctx, with, near, &loose)
+}
+
+// search runs the union of the branches (what follows FROM
+// operation_ledger), newest first, at most MaxSearchResults.
+func (s *Store) search(ctx context.Context, with string, branches []string, q *query) ([]ledger.Operation, error) {
 	for i, b := range branches {
 		branches[i] = `SELECT ` + summaryCols + ` FROM operation_ledger ` + b
 	}
