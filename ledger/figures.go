@@ -24,21 +24,59 @@ type FigureStore interface {
 	Transitions(ctx context.Context, tenant string, w Window) ([]Transition, error)
 }
 
+// Measure counts finished episodes with the median and worst of one of
+// their durations; both are zero when Count is zero.
+type Measure struct {
+	Count         int
+	Median, Worst time.Duration
+}
+
+// An episode is an operation's stay outside a known outcome: it starts at
+// the first entry into UNKNOWN or ESCALATED from another state (an
+// operation escalated straight from IN_FLIGHT, unsent or mismatched, starts
+// one too) and ends at the final state (SUCCEEDED or FAILED_TERMINAL).
+// Moves between UNKNOWN and ESCALATED (an escalation, an approved same-key
+// replay, a new escalation after it) stay within the episode. An episode
+// that went through ESCALATED was resolved by people; one that did not was
+// resolved automatically. This is the one definition: ComputeFigures reads
+// it from the log, the stores' rollups keep it (migration 00030), and
+// ComputeRollup gives the same numbers.
+
 // TargetFigures are the paper's "what to measure" figures for one tenant
-// and target over a window.
+// and target over a window. Only episodes that started in the window
+// count, and only what happened to them before its end.
 type TargetFigures struct {
 	Target string
-	// UnknownPerDay counts operations entering UNKNOWN, by UTC day
-	// ("2006-01-02"), only days with entries.
-	UnknownPerDay map[string]int
-	// Resolved counts UNKNOWN episodes that ended (SUCCEEDED,
-	// FAILED_TERMINAL or ESCALATED) in the window; Median and Worst are
-	// their times from entering UNKNOWN to that end.
-	Resolved      int
-	Median, Worst time.Duration
-	// Escalated counts operations escalated in the window.
-	Escalated int
+	// StartedPerDay counts episodes started, by UTC day ("2006-01-02"),
+	// only days with entries.
+	StartedPerDay map[string]int
+	// Automatic: episodes that reached a final state without ESCALATED;
+	// times from the episode's start to the final state.
+	Automatic Measure
+	// ByPeople: episodes that went through ESCALATED and reached a final
+	// state after an approved resolution (directly or after a replay);
+	// times from the episode's start to the final state.
+	ByPeople Measure
+	// Escalation: the same episodes as ByPeople, times from their first
+	// entry into ESCALATED to the final state (how long people took).
+	Escalation Measure
+	// FinalPerDay: the episodes of Automatic and ByPeople by the UTC day
+	// they reached the final state, times from start to final state.
+	FinalPerDay map[string]Measure
+	// Escalated counts entries into ESCALATED in the window (an operation
+	// escalated again after a replay counts twice); EscalatedPerDay by
+	// UTC day, only days with entries.
+	Escalated       int
+	EscalatedPerDay map[string]int
+	// OpenEscalations counts the target's operations ESCALATED now, and
+	// OldestEscalation is when the oldest of them was escalated (nil when
+	// none): filled by Figures, not by the window.
+	OpenEscalations  int
+	OldestEscalation *time.Time
 }
+
+// Resolved is the count of episodes that reached a final state.
+func (t TargetFigures) Resolved() int { return t.Automatic.Count + t.ByPeople.Count }
 
 // TenantFigures are a tenant's figures, per target, with the tenant-wide
 // counts that have no target.
@@ -52,48 +90,106 @@ type TenantFigures struct {
 	Duplicates       int             // duplicates found by audit
 }
 
-// ComputeFigures turns a tenant's transitions in the window w into
-// per-target figures.
-func ComputeFigures(tenant string, w Window, ts []Transition) TenantFigures {
-	byTarget := map[string]*TargetFigures{}
-	entered := map[string]time.Time{} // operation → when its UNKNOWN episode began
-	durations := map[string][]time.Duration{}
-	for _, t := range ts {
-		f := byTarget[t.Target]
-		if f == nil {
-			f = &TargetFigures{Target: t.Target, UnknownPerDay: map[string]int{}}
-			byTarget[t.Target] = f
-		}
-		switch {
-		case t.To == Unknown && t.From != Unknown:
-			f.UnknownPerDay[t.At.UTC().Format(time.DateOnly)]++
-			entered[t.OperationID] = t.At
-		case t.To == Succeeded || t.To == FailedTerminal || t.To == Escalated:
-			if t.To == Escalated {
-				f.Escalated++
-			}
-			if start, ok := entered[t.OperationID]; ok {
-				durations[t.Target] = append(durations[t.Target], t.At.Sub(start))
-				delete(entered, t.OperationID)
-			}
-		}
-	}
-	return finishFigures(tenant, w, byTarget, durations)
+// Episode is one episode of an operation (see Measure): when it started,
+// when it first entered ESCALATED (nil if it has not), and when it reached
+// its final state, which (nil and "" while open).
+type Episode struct {
+	Target     string
+	Started    time.Time
+	Escalated  *time.Time
+	Final      *time.Time
+	FinalState State
 }
 
-// finishFigures sorts the targets and computes each one's median and
-// worst: one copy for the raw computation and the rollups.
-func finishFigures(tenant string, w Window, byTarget map[string]*TargetFigures, durations map[string][]time.Duration) TenantFigures {
-	out := TenantFigures{Tenant: tenant, Since: w.Since, Until: w.Until}
-	for name, f := range byTarget {
-		d := durations[name]
-		slices.Sort(d)
-		if n := len(d); n > 0 {
-			f.Resolved, f.Worst = n, d[n-1]
-			f.Median = d[n/2]
-			if n%2 == 0 {
-				f.Median = (d[n/2-1] + d[n/2]) / 2
+// ComputeFigures turns a tenant's transitions in the window w, in the
+// order of the log, into per-target figures.
+func ComputeFigures(tenant string, w Window, ts []Transition) TenantFigures {
+	c := newFigureCounts()
+	open := map[string]*Episode{} // operation → its open episode
+	var episodes []*Episode
+	for _, t := range ts {
+		f := c.get(t.Target)
+		if t.To == Escalated {
+			f.Escalated++
+			f.EscalatedPerDay[day(t.At)]++
+		}
+		e := open[t.OperationID]
+		switch {
+		case (t.To == Unknown || t.To == Escalated) && t.From != Unknown && t.From != Escalated:
+			e = &Episode{Target: t.Target, Started: t.At}
+			if t.To == Escalated {
+				e.Escalated = &t.At
 			}
+			open[t.OperationID] = e
+			episodes = append(episodes, e)
+		case e == nil:
+		case t.To == Escalated && e.Escalated == nil:
+			e.Escalated = &t.At
+		case t.To.Final():
+			e.Final, e.FinalState = &t.At, t.To
+			delete(open, t.OperationID)
+		}
+	}
+	for _, e := range episodes {
+		c.episode(*e)
+	}
+	return c.finish(tenant, w)
+}
+
+func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// figureCounts gathers the figures of both computations, so that the raw
+// log and the rollups share every step after reading episodes.
+type figureCounts struct {
+	byTarget                 map[string]*TargetFigures
+	auto, people, escalation map[string][]time.Duration
+	final                    map[string]map[string][]time.Duration // target → day
+}
+
+func newFigureCounts() *figureCounts {
+	return &figureCounts{byTarget: map[string]*TargetFigures{}, auto: map[string][]time.Duration{},
+		people: map[string][]time.Duration{}, escalation: map[string][]time.Duration{},
+		final: map[string]map[string][]time.Duration{}}
+}
+
+func (c *figureCounts) get(name string) *TargetFigures {
+	f := c.byTarget[name]
+	if f == nil {
+		f = &TargetFigures{Target: name, StartedPerDay: map[string]int{}, FinalPerDay: map[string]Measure{},
+			EscalatedPerDay: map[string]int{}}
+		c.byTarget[name] = f
+	}
+	return f
+}
+
+// episode counts an episode that started in the window, as far as the
+// window saw it.
+func (c *figureCounts) episode(e Episode) {
+	c.get(e.Target).StartedPerDay[day(e.Started)]++
+	if e.Final == nil {
+		return
+	}
+	took := e.Final.Sub(e.Started)
+	if e.Escalated == nil {
+		c.auto[e.Target] = append(c.auto[e.Target], took)
+	} else {
+		c.people[e.Target] = append(c.people[e.Target], took)
+		c.escalation[e.Target] = append(c.escalation[e.Target], e.Final.Sub(*e.Escalated))
+	}
+	if c.final[e.Target] == nil {
+		c.final[e.Target] = map[string][]time.Duration{}
+	}
+	d := day(*e.Final)
+	c.final[e.Target][d] = append(c.final[e.Target][d], took)
+}
+
+// finish sorts the targets and computes each measure.
+func (c *figureCounts) finish(tenant string, w Window) TenantFigures {
+	out := TenantFigures{Tenant: tenant, Since: w.Since, Until: w.Until}
+	for name, f := range c.byTarget {
+		f.Automatic, f.ByPeople, f.Escalation = measure(c.auto[name]), measure(c.people[name]), measure(c.escalation[name])
+		for d, ds := range c.final[name] {
+			f.FinalPerDay[d] = measure(ds)
 		}
 		out.Targets = append(out.Targets, *f)
 	}
@@ -101,30 +197,44 @@ func finishFigures(tenant string, w Window, byTarget map[string]*TargetFigures, 
 	return out
 }
 
-// Episode is one entry of an operation into UNKNOWN, with the moment it
-// was resolved (SUCCEEDED, FAILED_TERMINAL or ESCALATED), nil while open.
-type Episode struct {
-	Target   string
-	Entered  time.Time
-	Resolved *time.Time
+// measure is the count, median (the mean of the middle two of an even
+// count) and worst of d, which it sorts.
+func measure(d []time.Duration) Measure {
+	slices.Sort(d)
+	n := len(d)
+	if n == 0 {
+		return Measure{}
+	}
+	m := Measure{Count: n, Worst: d[n-1], Median: d[n/2]}
+	if n%2 == 0 {
+		m.Median = (d[n/2-1] + d[n/2]) / 2
+	}
+	return m
 }
 
 // Rollup is what the daily rollups hold for a tenant over whole UTC days:
-// the targets with any transition counted by the figures, the UNKNOWN
-// episodes that began in the window, and the escalations per target.
+// the targets with any transition counted by the figures, the episodes
+// that started in the window, and the entries into ESCALATED in it.
 type Rollup struct {
 	Targets     []string
 	Episodes    []Episode
-	Escalations map[string]int
+	Escalations []Escalation
+}
+
+// Escalation is one entry into ESCALATED, as the rollups keep it.
+type Escalation struct {
+	Target string
+	At     time.Time
 }
 
 // RollupStore reads the figure rollups that the stores keep with every
-// transition (migration 00018), so that the figures cost a few rows of
-// rare states instead of the tenant's whole event log.
+// transition (migrations 00018 and 00030), so that the figures cost a few
+// rows of rare states instead of the tenant's whole event log.
 type RollupStore interface {
 	// FigureRollup returns the tenant's rollup for a window of whole UTC
 	// days (Window.WholeDays); EInvalid for any other window, which only
-	// the raw log answers. Episodes may be resolved after the window.
+	// the raw log answers. Episodes may be escalated or final after the
+	// window.
 	FigureRollup(ctx context.Context, tenant string, w Window) (Rollup, error)
 }
 
@@ -134,34 +244,31 @@ func IsMidnightUTC(t time.Time) bool { return t.Equal(t.UTC().Truncate(24 * time
 
 // ComputeRollup turns a rollup into the figures ComputeFigures computes
 // from the same history's transitions: the same numbers, exactly (a store
-// test compares them on randomized histories). Episodes that began before
-// the window are not in it, as ComputeFigures ignores a resolution whose
-// entry it did not see; a resolution after the window's end is not
-// counted, as ComputeFigures never sees it.
+// test compares them on randomized histories). Episodes that started
+// before the window are not in it, as ComputeFigures ignores the rest of
+// an episode whose start it did not see; an escalation or a final state
+// at or after the window's end is left out, as ComputeFigures never sees
+// it.
 func ComputeRollup(tenant string, w Window, r Rollup) TenantFigures {
-	byTarget := map[string]*TargetFigures{}
-	get := func(name string) *TargetFigures {
-		f := byTarget[name]
-		if f == nil {
-			f = &TargetFigures{Target: name, UnknownPerDay: map[string]int{}}
-			byTarget[name] = f
-		}
-		return f
-	}
+	c := newFigureCounts()
 	for _, name := range r.Targets {
-		get(name)
+		c.get(name)
 	}
-	durations := map[string][]time.Duration{}
 	for _, e := range r.Episodes {
-		get(e.Target).UnknownPerDay[e.Entered.UTC().Format(time.DateOnly)]++
-		if e.Resolved != nil && e.Resolved.Before(w.Until) {
-			durations[e.Target] = append(durations[e.Target], e.Resolved.Sub(e.Entered))
+		if e.Escalated != nil && !e.Escalated.Before(w.Until) {
+			e.Escalated = nil
 		}
+		if e.Final != nil && !e.Final.Before(w.Until) {
+			e.Final, e.FinalState = nil, ""
+		}
+		c.episode(e)
 	}
-	for name, n := range r.Escalations {
-		get(name).Escalated = n
+	for _, e := range r.Escalations {
+		f := c.get(e.Target)
+		f.Escalated++
+		f.EscalatedPerDay[day(e.At)]++
 	}
-	return finishFigures(tenant, w, byTarget, durations)
+	return c.finish(tenant, w)
 }
 
 // TenantLister lists every tenant that has operations, sorted, for the

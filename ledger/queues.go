@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -25,7 +27,7 @@ type FigureSource interface {
 // rollups when s keeps them and w is whole UTC days, otherwise from the
 // transitions; the same numbers either way), its payload conflicts and
 // duplicates found by audit in w, and its open escalations now with the
-// oldest one, counted over every page.
+// oldest one, tenant-wide and per target, counted over every page.
 func Figures(ctx context.Context, s FigureSource, tenant string, w Window) (TenantFigures, error) {
 	if err := w.Validate(); err != nil {
 		return TenantFigures{}, err
@@ -46,15 +48,32 @@ func Figures(ctx context.Context, s FigureSource, tenant string, w Window) (Tena
 			return f, err
 		}
 		for _, op := range page.Operations {
+			at := op.UpdatedAt
 			f.OpenEscalations++
-			if at := op.UpdatedAt; f.OldestEscalation == nil || at.Before(*f.OldestEscalation) {
+			if f.OldestEscalation == nil || at.Before(*f.OldestEscalation) {
 				f.OldestEscalation = &at
+			}
+			t := targetOf(&f, op.Target)
+			t.OpenEscalations++
+			if t.OldestEscalation == nil || at.Before(*t.OldestEscalation) {
+				t.OldestEscalation = &at
 			}
 		}
 		if cursor = page.Next; cursor == "" {
 			return f, nil
 		}
 	}
+}
+
+// targetOf returns f's figures of the target name, adding a target
+// without figures in the window (one with open escalations only) in order.
+func targetOf(f *TenantFigures, name string) *TargetFigures {
+	i, found := slices.BinarySearchFunc(f.Targets, name, func(t TargetFigures, name string) int { return strings.Compare(t.Target, name) })
+	if !found {
+		f.Targets = slices.Insert(f.Targets, i, TargetFigures{Target: name, StartedPerDay: map[string]int{},
+			FinalPerDay: map[string]Measure{}, EscalatedPerDay: map[string]int{}})
+	}
+	return &f.Targets[i]
 }
 
 func targetFigures(ctx context.Context, s FigureSource, tenant string, w Window) (TenantFigures, error) {

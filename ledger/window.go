@@ -85,3 +85,17 @@ func (w Window) Days() int {
 
 // Contains reports whether t is in the window.
 func (w Window) Contains(t time.Time) bool { return !t.Before(w.Since) && t.Before(w.Until) }
+
+// DayList lists the UTC days ("2006-01-02") the window touches, oldest
+// first, at most MaxWindowDays+1 of them (an open window lists the days
+// from its start): the rows of the figures' tables and CSV, zero days
+// included.
+func (w Window) DayList() []string {
+	first := w.Since.UTC().Truncate(24 * time.Hour)
+	n := min(w.Days(), MaxWindowDays+1)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = first.AddDate(0, 0, i).Format(time.DateOnly)
+	}
+	return out
+}

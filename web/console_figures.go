@@ -35,6 +35,7 @@ func (fg *figures) routes() []ConsoleRoute {
 		{Method: http.MethodGet, Path: "/figures", Permission: auth.ViewFigures, Tenanted: true, handle: fg.figuresPage},
 		{Method: http.MethodGet, Path: "/figures.csv", Permission: auth.ViewFigures, Tenanted: true, handle: fg.figuresCSV},
 		{Method: http.MethodGet, Path: "/figures/overview", Permission: auth.ViewFigures, handle: fg.figuresOverview},
+		{Method: http.MethodGet, Path: "/figures/overview.csv", Permission: auth.ViewFigures, handle: fg.figuresOverviewCSV},
 	}
 }
 

@@ -63,6 +63,40 @@ func TestConsole_FiguresBrowser(t *testing.T) {
 		checkOverviewRow(t, b, tenant, rows, week)
 	}
 	check("figures-overview")
+	// The overview's CSV, downloaded from its link: both tenants under one
+	// header, as ledger.WriteFiguresCSV writes them.
+	both, err := ledger.FiguresOf(context.Background(), s, []string{"acme", "globex"}, week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var overviewCSV bytes.Buffer
+	if err := ledger.WriteFiguresCSV(&overviewCSV, both...); err != nil {
+		t.Fatal(err)
+	}
+	if d := b.Download(browsertest.TestID("overview-csv-link")); !bytes.Equal(d.Body, overviewCSV.Bytes()) ||
+		!strings.HasPrefix(d.Name, "settle-figures-all-tenants-") {
+		t.Fatalf("the overview's CSV %s:\n%s\nwant\n%s", d.Name, d.Body, overviewCSV.Bytes())
+	}
+
+	// 30 days: most of them empty, collapsed into a few rows; every chart
+	// is an image named by its visible title and described in words.
+	if st := b.Navigate(base + "/figures?tenant=acme&window=30d"); st != http.StatusOK {
+		t.Fatalf("30 days: %d", st)
+	}
+	sec := `[data-testid="target-figures"][data-target="payments"] `
+	if rows, empty := b.Count(sec+`table.per-day tbody tr`), b.Count(sec+`[data-testid="empty-days"]`); empty == 0 || rows > 12 {
+		t.Fatalf("30 days: %d table rows, %d of them runs of empty days", rows, empty)
+	}
+	if got := b.Text(sec + `[data-testid="empty-days"] th`); !strings.HasSuffix(got, " days)") {
+		t.Fatalf("a run of empty days reads %q", got)
+	}
+	if n, named := b.Count(`svg.chart[role="img"]`), b.Count(`svg.chart[role="img"][aria-labelledby][aria-describedby] > title + desc`); n != 6 || named != 6 {
+		t.Fatalf("%d charts, %d with a title and a description", n, named)
+	}
+	if n := b.Count(sec + `text[data-testid="axis-date"]`); n < 3*4 {
+		t.Fatalf("%d dates on payments' axes over 30 days", n)
+	}
+	check("figures-30-days")
 
 	today := now.Truncate(24 * time.Hour)
 	from, to := today.AddDate(0, 0, -5).Format(time.DateOnly), today.AddDate(0, 0, -2).Format(time.DateOnly)
@@ -122,7 +156,7 @@ func globexUnknown(t *testing.T, s store) {
 }
 
 // figureRows are the rows of a figures CSV by target ("" for the
-// tenant-wide rows) and metric.
+// tenant-wide rows) and metric; a daily row's metric is "day|metric".
 type figureRows map[string]map[string]string
 
 // figuresCSV is what `settle figures --csv` prints for tenant and w:
@@ -141,15 +175,22 @@ func figuresCSV(t *testing.T, s store, tenant string, w ledger.Window) ([]byte, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if strings.Join(recs[0], ",") != "tenant,target,day,metric,value,counts" {
+		t.Fatalf("CSV header %q", recs[0])
+	}
 	rows := figureRows{}
-	for _, r := range recs {
-		if r[0] != tenant || len(r) != 4 {
-			t.Fatalf("CSV row %q is not tenant,target,metric,value of %s", r, tenant)
+	for _, r := range recs[1:] {
+		if r[0] != tenant || len(r) != 6 || r[5] == "" {
+			t.Fatalf("CSV row %q is not tenant,target,day,metric,value,counts of %s", r, tenant)
 		}
 		if rows[r[1]] == nil {
 			rows[r[1]] = map[string]string{}
 		}
-		rows[r[1]][r[2]] = r[3]
+		key := r[3]
+		if r[2] != "" {
+			key = r[2] + "|" + r[3]
+		}
+		rows[r[1]][key] = r[4]
 	}
 	return buf.Bytes(), rows
 }
@@ -165,12 +206,16 @@ func (r figureRows) targets() []string {
 	return out
 }
 
-// entries sums a target's UNKNOWN entries and counts the days with any.
+// entries sums a target's episodes started per day and counts the days
+// with any.
 func (r figureRows) entries(target string) (total, days int) {
 	for m, v := range r[target] {
-		if strings.HasPrefix(m, "unknown_entries:") {
+		if strings.HasSuffix(m, "|episodes_started") {
 			n, _ := strconv.Atoi(v)
-			total, days = total+n, days+1
+			total = total + n
+			if n > 0 {
+				days++
+			}
 		}
 	}
 	return total, days
@@ -185,19 +230,22 @@ func requireRich(t *testing.T, window string, r figureRows) {
 	}
 	for _, target := range r.targets() {
 		if _, days := r.entries(target); days < 2 {
-			t.Fatalf("%s: %s has UNKNOWN entries on %d days", window, target, days)
+			t.Fatalf("%s: %s has episodes on %d days", window, target, days)
 		}
-		if n, _ := strconv.Atoi(r[target]["resolved"]); n < 2 || r[target]["resolution_median_seconds"] == r[target]["resolution_worst_seconds"] {
+		if n, _ := strconv.Atoi(r[target]["resolved_automatically"]); n < 2 ||
+			r[target]["resolved_automatically_median_ms"] == r[target]["resolved_automatically_worst_ms"] {
 			t.Fatalf("%s: %s: %v", window, target, r[target])
 		}
 	}
-	escalated := 0
+	escalated, people := 0, 0
 	for _, target := range r.targets() {
-		n, _ := strconv.Atoi(r[target]["escalated"])
+		n, _ := strconv.Atoi(r[target]["escalations"])
 		escalated += n
+		n, _ = strconv.Atoi(r[target]["resolved_by_people"])
+		people += n
 	}
-	if escalated == 0 {
-		t.Fatalf("%s: no escalation", window)
+	if escalated == 0 || people == 0 {
+		t.Fatalf("%s: %d escalations, %d resolved by people", window, escalated, people)
 	}
 	for _, m := range []string{"open_escalations", "payload_conflicts", "duplicates"} {
 		if n, _ := strconv.Atoi(r[""][m]); n == 0 {
@@ -231,32 +279,58 @@ func checkFiguresPage(t *testing.T, b *browsertest.Browser, r figureRows, w ledg
 	for _, target := range r.targets() {
 		sec := `[data-testid="target-figures"][data-target="` + target + `"] `
 		cell := func(id string) string { t.Helper(); return b.Text(sec + browsertest.TestID(id)) }
-		if n := b.Count(sec + `[data-testid="day-row"]`); n != days {
-			t.Fatalf("%s: %d day rows, want %d", target, n, days)
+		if n := b.Count(sec + `svg.chart[role="img"] rect.chart-bar`); n != 3*days {
+			t.Fatalf("%s: %d bars, want %d", target, n, 3*days)
 		}
-		if n := b.Count(sec + `svg.chart[role="img"] rect.chart-bar`); n != days {
-			t.Fatalf("%s: %d bars, want %d", target, n, days)
+		if n := b.Count(sec + `figcaption[data-testid="chart-title"]`); n != 3 {
+			t.Fatalf("%s: %d visible chart titles, want 3", target, n)
 		}
+		rows := b.Count(sec+`[data-testid="day-row"]`) + b.Count(sec+`[data-testid="empty-days"]`)
+		shown := 0
 		for d := since; d.Before(until); d = d.AddDate(0, 0, 1) {
 			day := d.Format(time.DateOnly)
-			want := r[target]["unknown_entries:"+day]
+			want := r[target][day+"|episodes_started"]
 			if want == "" {
-				want = "0" // the CSV lists only days with entries
+				t.Fatalf("%s: the CSV has no row for %s", target, day)
 			}
-			if got := b.Text(sec + `[data-day="` + day + `"] [data-testid="day-count"]`); got != want {
-				t.Fatalf("%s on %s: the table says %q, the CSV %q", target, day, got, want)
+			if b.Count(sec+`[data-day="`+day+`"]`) == 0 {
+				if want != "0" || r[target][day+"|escalations"] != "0" || r[target][day+"|resolved"] != "0" {
+					t.Fatalf("%s on %s: not in the table, the CSV has %s episodes", target, day, want)
+				}
+				continue
+			}
+			shown++
+			for id, metric := range map[string]string{"day-count": "episodes_started", "day-escalated": "escalations", "day-resolved": "resolved"} {
+				if got := b.Text(sec + `[data-day="` + day + `"] [data-testid="` + id + `"]`); got != r[target][day+"|"+metric] {
+					t.Fatalf("%s on %s: %s %q, the CSV %q", target, day, id, got, r[target][day+"|"+metric])
+				}
+			}
+			n := r[target][day+"|resolved"]
+			if got, want := b.Text(sec+`[data-day="`+day+`"] [data-testid="day-median"]`), shownMillis(t, r[target][day+"|resolved_median_ms"], n); got != want {
+				t.Fatalf("%s on %s: median %q, the CSV %q", target, day, got, want)
 			}
 		}
+		if rows >= days && days > 3 && shown < days {
+			t.Fatalf("%s: %d table rows for %d days, %d of them with entries: empty days are not collapsed", target, rows, days, shown)
+		}
 		total, _ := r.entries(target)
-		for id, want := range map[string]string{"total": strconv.Itoa(total), "resolved": r[target]["resolved"],
-			"escalated": r[target]["escalated"]} {
+		for id, want := range map[string]string{"started": strconv.Itoa(total), "auto": r[target]["resolved_automatically"],
+			"people": r[target]["resolved_by_people"], "escalated": r[target]["escalations"], "open": r[target]["open_escalations"]} {
 			if got := cell(id); got != want {
 				t.Fatalf("%s: %s %q, the CSV %q", target, id, got, want)
 			}
 		}
-		for id, metric := range map[string]string{"median": "resolution_median_seconds", "worst": "resolution_worst_seconds"} {
-			if got, want := cell(id), shownDuration(t, r[target][metric], r[target]["resolved"]); got != want {
-				t.Fatalf("%s: %s %q, the CSV %s s (%q)", target, id, got, r[target][metric], want)
+		for id, metric := range map[string]string{"auto-time": "resolved_automatically", "people-time": "resolved_by_people", "escalation-time": "escalation"} {
+			n := r[target]["resolved_by_people"]
+			if metric == "resolved_automatically" {
+				n = r[target][metric]
+			}
+			want := "—"
+			if n != "0" {
+				want = shownMillis(t, r[target][metric+"_median_ms"], n) + " median, " + shownMillis(t, r[target][metric+"_worst_ms"], n) + " worst"
+			}
+			if got := cell(id); got != want {
+				t.Fatalf("%s: %s %q, the CSV's %s", target, id, got, want)
 			}
 		}
 	}
@@ -273,33 +347,39 @@ func checkFiguresPage(t *testing.T, b *browsertest.Browser, r figureRows, w ledg
 }
 
 // checkOverviewRow compares tenant's row of the overview on b with its
-// CSV: entries summed over targets, the slowest target's median, the
-// worst of all, escalations summed, and the tenant-wide measures.
+// CSV: counts summed over targets, the slowest target's medians, and the
+// tenant-wide measures.
 func checkOverviewRow(t *testing.T, b *browsertest.Browser, tenant string, r figureRows, w ledger.Window) {
 	t.Helper()
-	unknown, escalated, resolved := 0, 0, 0
-	var median, worst float64
+	started, escalated, auto, people := 0, 0, 0, 0
+	var autoMedian, peopleMedian int64
 	for _, target := range r.targets() {
 		n, _ := r.entries(target)
-		unknown += n
-		e, _ := strconv.Atoi(r[target]["escalated"])
+		started += n
+		e, _ := strconv.Atoi(r[target]["escalations"])
 		escalated += e
-		if n, _ := strconv.Atoi(r[target]["resolved"]); n > 0 {
-			resolved += n
-			m, _ := strconv.ParseFloat(r[target]["resolution_median_seconds"], 64)
-			x, _ := strconv.ParseFloat(r[target]["resolution_worst_seconds"], 64)
-			median, worst = max(median, m), max(worst, x)
+		if n, _ := strconv.Atoi(r[target]["resolved_automatically"]); n > 0 {
+			auto += n
+			m, _ := strconv.ParseInt(r[target]["resolved_automatically_median_ms"], 10, 64)
+			autoMedian = max(autoMedian, m)
+		}
+		if n, _ := strconv.Atoi(r[target]["resolved_by_people"]); n > 0 {
+			people += n
+			m, _ := strconv.ParseInt(r[target]["resolved_by_people_median_ms"], 10, 64)
+			peopleMedian = max(peopleMedian, m)
 		}
 	}
-	fmtSec := func(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 	row := `[data-testid="overview-row"][data-tenant="` + tenant + `"] `
 	for id, want := range map[string]string{
-		"unknown":    strconv.Itoa(unknown),
-		"median":     shownDuration(t, fmtSec(median), strconv.Itoa(resolved)),
-		"worst":      shownDuration(t, fmtSec(worst), strconv.Itoa(resolved)),
-		"escalated":  strconv.Itoa(escalated),
-		"conflicts":  r[""]["payload_conflicts"],
-		"duplicates": r[""]["duplicates"],
+		"started":       strconv.Itoa(started),
+		"auto":          strconv.Itoa(auto),
+		"auto-median":   shownMillis(t, strconv.FormatInt(autoMedian, 10), strconv.Itoa(auto)),
+		"people":        strconv.Itoa(people),
+		"people-median": shownMillis(t, strconv.FormatInt(peopleMedian, 10), strconv.Itoa(people)),
+		"escalated":     strconv.Itoa(escalated),
+		"open":          r[""]["open_escalations"],
+		"conflicts":     r[""]["payload_conflicts"],
+		"duplicates":    r[""]["duplicates"],
 	} {
 		if got := b.Text(row + browsertest.TestID(id)); got != want {
 			t.Fatalf("overview %s: %s %q, its CSV says %q", tenant, id, got, want)
@@ -310,18 +390,18 @@ func checkOverviewRow(t *testing.T, b *browsertest.Browser, tenant string, r fig
 	}
 }
 
-// shownDuration is how the page shows a CSV time to resolution (seconds
-// with milliseconds): to the second, and "—" when nothing was resolved.
-func shownDuration(t *testing.T, seconds, resolved string) string {
+// shownMillis is how the page shows a CSV time (whole milliseconds):
+// ledger.FigureDuration, and "—" when nothing was resolved.
+func shownMillis(t *testing.T, ms, resolved string) string {
 	t.Helper()
 	if resolved == "0" {
 		return "—"
 	}
-	f, err := strconv.ParseFloat(seconds, 64)
+	n, err := strconv.ParseInt(ms, 10, 64)
 	if err != nil {
-		t.Fatalf("CSV seconds %q: %v", seconds, err)
+		t.Fatalf("CSV milliseconds %q: %v", ms, err)
 	}
-	return time.Duration(f * float64(time.Second)).Round(time.Second).String()
+	return ledger.FigureDuration(time.Duration(n) * time.Millisecond)
 }
 
 // shownOldest is how the page ends its text for the CSV's oldest open

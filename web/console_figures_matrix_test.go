@@ -12,6 +12,8 @@ var figureCases = map[string]matrixCase{
 	"GET /figures": {url: func(_ *console, op ledger.Operation) string { return "/figures?tenant=" + op.Tenant }, ok: http.StatusOK},
 	"GET /figures.csv": {url: func(_ *console, op ledger.Operation) string { return "/figures.csv?tenant=" + op.Tenant + "&window=7d" },
 		ok: http.StatusOK},
-	"GET /figures/overview": {url: func(*console, ledger.Operation) string { return "/figures/overview?sort=unknown&dir=desc" },
+	"GET /figures/overview": {url: func(*console, ledger.Operation) string { return "/figures/overview?sort=started&dir=desc" },
+		ok: http.StatusOK},
+	"GET /figures/overview.csv": {url: func(*console, ledger.Operation) string { return "/figures/overview.csv?window=7d" },
 		ok: http.StatusOK},
 }

@@ -42,23 +42,31 @@ func figuresConsole(t *testing.T, s store) *console {
 }
 
 var (
-	barRe = regexp.MustCompile(`<rect class="chart-bar"`)
-	dayRe = regexp.MustCompile(`data-testid="day-row" data-day="([0-9-]+)"><th scope="row">[0-9-]+</th><td data-testid="day-count">([0-9]+)</td>`)
+	barRe   = regexp.MustCompile(`<rect class="chart-bar"`)
+	dayRe   = regexp.MustCompile(`data-testid="day-row" data-day="([0-9-]+)"><th scope="row">[0-9-]+</th><td data-testid="day-count">([0-9]+)</td>`)
+	emptyRe = regexp.MustCompile(`data-testid="empty-days"><th scope="row">([0-9-]+) to ([0-9-]+) \(([0-9]+) days\)</th>`)
 )
 
-// The manager's page: one bar per day of the window for each target, a
-// table of the same numbers beside it, and the CSV of exactly the numbers
-// ledger.Figures computes, written as `settle figures --csv` writes them.
+// The manager's page: three charts per target (episodes started, time to
+// a final outcome, escalations), each with a visible title, one bar per
+// day, a date axis and the values; the per-day table with runs of empty
+// days collapsed; every measure labelled; and the CSV of exactly the
+// numbers ledger.Figures computes, with its header and every day of the
+// window, written as `settle figures --csv` writes them.
 func TestConsole_Figures(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
 		c := figuresConsole(t, s)
-		want, err := ledger.Figures(context.Background(), s, "acme", ledger.DaysEnding(time.Now(), 7))
+		w := ledger.DaysEnding(time.Now(), 7)
+		want, err := ledger.Figures(context.Background(), s, "acme", w)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(want.Targets) != 1 || want.Targets[0].Resolved != 1 || want.OpenEscalations != 1 || want.PayloadConflicts != 1 {
+		// The escalated operation waits on people: it is resolved
+		// neither automatically nor by people, and it is open.
+		if len(want.Targets) != 1 || want.Targets[0].Resolved() != 0 || want.Targets[0].OpenEscalations != 1 ||
+			want.OpenEscalations != 1 || want.PayloadConflicts != 1 || want.Targets[0].Escalated != 1 {
 			t.Fatalf("fixture figures: %+v", want)
 		}
 		b := c.as("manager")
@@ -66,30 +74,50 @@ func TestConsole_Figures(t *testing.T) {
 		if r.status != http.StatusOK {
 			t.Fatalf("figures: %d %s", r.status, r.body)
 		}
-		if n := len(barRe.FindAll(r.body, -1)); n != 7 {
-			t.Errorf("%d bars, want 7 (one a day)", n)
+		if n := len(barRe.FindAll(r.body, -1)); n != 3*7 {
+			t.Errorf("%d bars, want 21 (one a day in three charts)", n)
 		}
-		if !bytes.Contains(r.body, []byte(`<svg class="chart" role="img" aria-labelledby="chart-0"`)) {
-			t.Errorf("no accessible chart: %s", r.body)
+		for _, want := range []string{`<svg class="chart" role="img" aria-labelledby="chart-0" aria-describedby="chart-0-desc"`,
+			`data-testid="chart-title">Operations of payments whose outcome became uncertain, per day</figcaption>`,
+			`data-testid="chart-title">Median time to a final outcome of payments, per day resolved</figcaption>`,
+			`data-testid="chart-title">Escalations to people for payments, per day</figcaption>`,
+			`<desc id="chart-2-desc">Escalations to people for payments, per day, ` + w.Since.Format(time.DateOnly)} {
+			if !bytes.Contains(r.body, []byte(want)) {
+				t.Errorf("the page lacks %s", want)
+			}
 		}
-		days := dayRe.FindAllSubmatch(r.body, -1)
-		if len(days) != 7 {
-			t.Fatalf("%d table rows, want 7", len(days))
+		if n := bytes.Count(r.body, []byte(`data-testid="axis-date"`)); n < 6 {
+			t.Errorf("%d dates on the axes, want at least the first and last of each chart", n)
 		}
-		total := 0
-		for _, d := range days {
-			if got, want := string(d[2]), strconv.Itoa(want.Targets[0].UnknownPerDay[string(d[1])]); got != want {
+		if !bytes.Contains(r.body, []byte(`data-testid="bar-value">2</text>`)) || !bytes.Contains(r.body, []byte(`data-testid="bar-value">1</text>`)) {
+			t.Errorf("the bars' values are not labelled")
+		}
+		covered, total := 0, 0
+		for _, d := range dayRe.FindAllSubmatch(r.body, -1) {
+			covered++
+			if got, want := string(d[2]), strconv.Itoa(want.Targets[0].StartedPerDay[string(d[1])]); got != want {
 				t.Errorf("day %s: table says %s, ledger %s", d[1], got, want)
 			}
-			total += want.Targets[0].UnknownPerDay[string(d[1])]
+			total += want.Targets[0].StartedPerDay[string(d[1])]
 		}
-		if total != 2 {
-			t.Errorf("%d UNKNOWN entries in the table, want 2", total)
+		for _, e := range emptyRe.FindAllSubmatch(r.body, -1) {
+			n, _ := strconv.Atoi(string(e[3]))
+			covered += n
 		}
-		for id, text := range map[string]string{"total": "2", "resolved": "1", "escalated": "1",
+		if total != 2 || covered != 7 {
+			t.Errorf("%d episodes in the table over %d days, want 2 over 7", total, covered)
+		}
+		for id, text := range map[string]string{"started": "2", "auto": "0", "people": "0", "people-time": "—",
+			"escalated": "1", "open": "1", "oldest": "escalated ",
 			"measure-open-escalations": "1", "measure-payload-conflicts": "1", "measure-duplicates": "0"} {
 			if !testid(r.body, id, text) {
 				t.Errorf("page lacks %s %q", id, text)
+			}
+		}
+		for _, label := range []string{"Resolved automatically: reached a final outcome without people",
+			"Resolved by people: time the escalation took (escalated to final outcome)", "Escalations still open now, waiting on people"} {
+			if !bytes.Contains(r.body, []byte(label)) {
+				t.Errorf("no measure labelled %q", label)
 			}
 		}
 		if !bytes.Contains(r.body, []byte(`href="/figures"`)) {
@@ -108,12 +136,54 @@ func TestConsole_Figures(t *testing.T) {
 		if !bytes.Equal(csv.body, wantCSV.Bytes()) {
 			t.Fatalf("csv:\n%s\nwant:\n%s", csv.body, wantCSV.Bytes())
 		}
-		if !bytes.Contains(csv.body, []byte("acme,,payload_conflicts,1\n")) {
-			t.Errorf("csv lacks the conflict: %s", csv.body)
+		if !bytes.HasPrefix(csv.body, []byte("tenant,target,day,metric,value,counts\n")) ||
+			!bytes.Contains(csv.body, []byte("acme,,,payload_conflicts,1,")) ||
+			bytes.Count(csv.body, []byte(",episodes_started,")) != 7+1 ||
+			!bytes.Contains(csv.body, []byte("acme,payments,"+w.Since.Format(time.DateOnly)+",episodes_started,0,")) {
+			t.Errorf("the csv lacks its header, the conflict or a row for every day (zero days too): %s", csv.body)
 		}
 		// A link to the CSV of the same window is on the page.
 		if !bytes.Contains(r.body, []byte(`href="/figures.csv?tenant=acme&amp;window=7d"`)) {
 			t.Errorf("no CSV link for the window")
+		}
+	})
+}
+
+// The overview's CSV: every tenant the manager may read, under one
+// header, each as /figures.csv writes it; the same permission.
+func TestConsole_FiguresOverviewCSV(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		s := open(t)
+		c := figuresConsole(t, s)
+		w := ledger.DaysEnding(time.Now(), 30)
+		all, err := ledger.FiguresOf(context.Background(), s, []string{"acme", "globex"}, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := ledger.WriteFiguresCSV(&want, all...); err != nil {
+			t.Fatal(err)
+		}
+		ov := c.as("manager-all").get("/figures/overview")
+		if !bytes.Contains(ov.body, []byte(`href="/figures/overview.csv?window=30d"`)) {
+			t.Errorf("no CSV link on the overview: %s", ov.body)
+		}
+		r := c.as("manager-all").get("/figures/overview.csv?window=30d")
+		if r.status != http.StatusOK || !bytes.Equal(r.body, want.Bytes()) ||
+			!strings.Contains(r.header.Get("Content-Disposition"), `settle-figures-all-tenants-`) {
+			t.Fatalf("overview csv %d %v\n%s\nwant\n%s", r.status, r.header, r.body, want.Bytes())
+		}
+		if n := bytes.Count(r.body, []byte("tenant,target,day,metric,value,counts\n")); n != 1 ||
+			!bytes.Contains(r.body, []byte("\nglobex,,,duplicates,")) || !bytes.Contains(r.body, []byte("\nacme,,,duplicates,")) {
+			t.Errorf("the overview csv has %d headers or lacks a tenant:\n%s", n, r.body)
+		}
+		one := c.as("manager").get("/figures/overview.csv")
+		if one.status != http.StatusOK || bytes.Contains(one.body, []byte("globex")) || !bytes.Contains(one.body, []byte("\nacme,")) {
+			t.Errorf("a manager of acme: %d\n%s", one.status, one.body)
+		}
+		if r := c.as("support").get("/figures/overview.csv"); r.status != http.StatusForbidden {
+			t.Errorf("support: %d", r.status)
 		}
 	})
 }
@@ -133,6 +203,7 @@ func TestConsole_FiguresAccess(t *testing.T) {
 			{"support", "/figures?tenant=acme", http.StatusForbidden},
 			{"support", "/figures.csv?tenant=acme", http.StatusForbidden},
 			{"support", "/figures/overview", http.StatusForbidden},
+			{"support", "/figures/overview.csv", http.StatusForbidden},
 			{"owner", "/figures?tenant=acme", http.StatusForbidden},
 			{"manager", "/figures?tenant=globex", http.StatusNotFound},
 			{"manager", "/figures.csv?tenant=globex", http.StatusNotFound},
@@ -177,8 +248,9 @@ func TestConsole_FiguresOverview(t *testing.T) {
 		for path, want := range map[string]string{
 			"/figures/overview":                                      "acme globex",
 			"/figures/overview?sort=tenant&dir=desc":                 "globex acme",
-			"/figures/overview?sort=unknown&dir=desc&window=7d":      "acme globex",
-			"/figures/overview?sort=unknown&dir=asc":                 "globex acme",
+			"/figures/overview?sort=started&dir=desc&window=7d":      "acme globex",
+			"/figures/overview?sort=started&dir=asc":                 "globex acme",
+			"/figures/overview?sort=open&dir=desc":                   "acme globex",
 			"/figures/overview?sort=conflicts&dir=asc&window=90d":    "globex acme",
 			"/figures/overview?sort=nonsense&dir=sideways&window=1y": "acme globex",
 		} {
@@ -190,7 +262,7 @@ func TestConsole_FiguresOverview(t *testing.T) {
 		if n := bytes.Count(r.body, []byte(`data-testid="overview-row"`)); r.status != http.StatusOK || n != 1 {
 			t.Errorf("a manager of acme sees %d rows (%d)", n, r.status)
 		}
-		if !testid(r.body, "unknown", "2") || !testid(r.body, "conflicts", "1") {
+		if !testid(r.body, "started", "2") || !testid(r.body, "open", "1") || !testid(r.body, "people-median", "—") || !testid(r.body, "conflicts", "1") {
 			t.Errorf("overview numbers: %s", r.body)
 		}
 	})
@@ -225,7 +297,7 @@ func TestConsole_FiguresWindow(t *testing.T) {
 			if !bytes.Contains(r.body, []byte(" (UTC), "+strconv.Itoa(bars)+" day")) {
 				t.Errorf("%s: the period is not %d days", path, bars)
 			}
-			if n := len(barRe.FindAll(r.body, -1)); r.status != http.StatusOK || (n != bars && n != 0) {
+			if n := len(barRe.FindAll(r.body, -1)); r.status != http.StatusOK || (n != 3*bars && n != 0) {
 				t.Errorf("%s: %d, %d bars, want %d", path, r.status, n, bars)
 			}
 		}
@@ -261,15 +333,17 @@ func TestConsole_FiguresPastWindow(t *testing.T) {
 			bars               int
 			unknown, conflicts string
 		}{
-			{today.AddDate(0, 0, -1).Format(time.DateOnly), 0, "0", "0"}, // no target: no chart
-			{today.Format(time.DateOnly), 4, "2", "1"},
+			// Before today: no episode, but the target's open escalation
+			// (a figure of now) still lists it, with three empty charts.
+			{today.AddDate(0, 0, -1).Format(time.DateOnly), 3 * 3, "0", "0"},
+			{today.Format(time.DateOnly), 3 * 4, "2", "1"},
 		} {
 			q := "?tenant=acme&from=" + from + "&to=" + tc.to
 			r := b.get("/figures" + q)
 			if n := len(barRe.FindAll(r.body, -1)); r.status != http.StatusOK || n != tc.bars {
 				t.Fatalf("%s: %d, %d bars, want %d", q, r.status, n, tc.bars)
 			}
-			if !testid(r.body, "measure-payload-conflicts", tc.conflicts) || (tc.unknown != "0" && !testid(r.body, "total", tc.unknown)) {
+			if !testid(r.body, "measure-payload-conflicts", tc.conflicts) || !testid(r.body, "started", tc.unknown) || !testid(r.body, "open", "1") {
 				t.Errorf("%s: conflicts or UNKNOWN entries wrong, want %s and %s: %s", q, tc.conflicts, tc.unknown, r.body)
 			}
 			w, err := ledger.DatesEnding(from, tc.to, time.Now())
@@ -288,12 +362,12 @@ func TestConsole_FiguresPastWindow(t *testing.T) {
 			if csv.status != http.StatusOK || !bytes.Equal(csv.body, wantCSV.Bytes()) {
 				t.Fatalf("%s: csv %d\n%s\nwant\n%s", q, csv.status, csv.body, wantCSV.Bytes())
 			}
-			if !bytes.Contains(csv.body, []byte("acme,,until,"+w.Until.Format(time.RFC3339)+"\n")) ||
+			if !bytes.Contains(csv.body, []byte("acme,,,until,"+w.Until.Format(time.RFC3339)+",")) ||
 				!strings.Contains(csv.header.Get("Content-Disposition"), from+"-to-"+tc.to+".csv") {
 				t.Errorf("%s: the csv does not name its window: %v\n%s", q, csv.header, csv.body)
 			}
-			if tc.unknown == "0" && len(want.Targets) != 0 {
-				t.Errorf("%s: targets outside the window: %+v", q, want.Targets)
+			if len(want.Targets) != 1 || want.Targets[0].OpenEscalations != 1 || strconv.Itoa(len(want.Targets[0].StartedPerDay)) != map[string]string{"0": "0", "2": "1"}[tc.unknown] {
+				t.Errorf("%s: targets %+v", q, want.Targets)
 			}
 		}
 		ov := b.get("/figures/overview?from=" + from + "&to=" + today.AddDate(0, 0, -1).Format(time.DateOnly))

@@ -17,15 +17,20 @@ type figuresCmd struct {
 	Days     int           `help:"whole UTC days ending today (instead of --since)"`
 	From     string        `help:"first UTC day, YYYY-MM-DD (instead of --since)"`
 	To       string        `help:"last UTC day, YYYY-MM-DD, included (with --from; today when absent)"`
-	CSV      bool          `name:"csv" help:"print CSV (tenant,target,metric,value) for export"`
+	CSV      bool          `name:"csv" help:"print CSV (tenant,target,day,metric,value,counts) for export"`
 	window   ledger.Window
 }
 
 // Help is the detail of settle figures --help.
 func (figuresCmd) Help() string {
-	return `The paper's "what to measure", per target: operations entering UNKNOWN per
-day, time from UNKNOWN to resolution (median, worst), escalations and the
-oldest open one, payload conflicts, duplicates found by audit.
+	return `The paper's "what to measure", per target: operations whose outcome became
+uncertain (an episode: the first entry into UNKNOWN or ESCALATED, ending at
+SUCCEEDED or FAILED_TERMINAL); those resolved automatically and those
+resolved by people (through ESCALATED), each with the median and worst time
+from the episode's start to the final state, and for people the time the
+escalation took; escalations in the window, those open now and the oldest;
+payload conflicts refused; duplicates found by audit. Times under a second
+print in milliseconds; the CSV has a header and says what each row counts.
 --days N is whole UTC days ending today, the console's window: the same
 numbers as its page and CSV, read from the daily rollups.
 --from and --to are UTC days (YYYY-MM-DD), both included, --to today when
@@ -67,24 +72,40 @@ func (c *figuresCmd) runLedger(ctx context.Context, e *env, s *services) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "tenant %s from %s until %s\n\n", shown(f.Tenant), f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
-	fmt.Fprintln(tw, "TARGET\tUNKNOWN ENTRIES\tBUSIEST DAY\tRESOLVED\tMEDIAN\tWORST\tESCALATED")
+	times := func(m ledger.Measure) string {
+		if m.Count == 0 {
+			return "-"
+		}
+		return ledger.FigureDuration(m.Median) + " / " + ledger.FigureDuration(m.Worst)
+	}
 	for _, t := range f.Targets {
 		total, day, most := 0, "-", 0
-		for d, n := range t.UnknownPerDay {
+		for d, n := range t.StartedPerDay {
 			total += n
 			if n > most || (n == most && d > day) {
 				day, most = d, n
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%d\n", shown(t.Target), total, day, t.Resolved,
-			t.Median.Round(time.Second), t.Worst.Round(time.Second), t.Escalated)
+		oldest := "-"
+		if t.OldestEscalation != nil {
+			oldest = t.OldestEscalation.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "target %s\n", shown(t.Target))
+		fmt.Fprintf(tw, "  outcome became uncertain (entered UNKNOWN or ESCALATED)\t%d (busiest day %s)\n", total, day)
+		fmt.Fprintf(tw, "  resolved automatically (final without ESCALATED)\t%d\n", t.Automatic.Count)
+		fmt.Fprintf(tw, "    time to final state, median / worst\t%s\n", times(t.Automatic))
+		fmt.Fprintf(tw, "  resolved by people (ESCALATED, then final after an approved resolution)\t%d\n", t.ByPeople.Count)
+		fmt.Fprintf(tw, "    time to final state, median / worst\t%s\n", times(t.ByPeople))
+		fmt.Fprintf(tw, "    time the escalation took (ESCALATED to final), median / worst\t%s\n", times(t.Escalation))
+		fmt.Fprintf(tw, "  escalations in the window (entries into ESCALATED)\t%d\n", t.Escalated)
+		fmt.Fprintf(tw, "  escalations open now\t%d (oldest since %s)\n", t.OpenEscalations, oldest)
 	}
 	oldest := "-"
 	if f.OldestEscalation != nil {
-		oldest = f.OldestEscalation.Format(time.RFC3339)
+		oldest = f.OldestEscalation.UTC().Format(time.RFC3339)
 	}
-	fmt.Fprintf(tw, "\nopen escalations\t%d (oldest since %s)\n", f.OpenEscalations, oldest)
-	fmt.Fprintf(tw, "payload conflicts\t%d\n", f.PayloadConflicts)
+	fmt.Fprintf(tw, "\nescalations open now, all targets\t%d (oldest since %s)\n", f.OpenEscalations, oldest)
+	fmt.Fprintf(tw, "payload conflicts refused\t%d\n", f.PayloadConflicts)
 	fmt.Fprintf(tw, "duplicates found by audit\t%d\n", f.Duplicates)
 	return tw.Flush()
 }

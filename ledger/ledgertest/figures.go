@@ -35,7 +35,7 @@ func testFigures(t *testing.T, h Harness) {
 		t.Fatalf("transitions %v, want %v (tenant-scoped, claims and creations left out)", got, want)
 	}
 	figs := ledger.ComputeFigures("acme", ledger.Since(start), ts)
-	if len(figs.Targets) != 1 || figs.Targets[0].Resolved != 1 || figs.Targets[0].Median < 3*time.Minute || figs.Targets[0].Escalated != 1 {
+	if len(figs.Targets) != 1 || figs.Targets[0].Automatic.Count != 1 || figs.Targets[0].Automatic.Median < 3*time.Minute || figs.Targets[0].Escalated != 1 {
 		t.Fatalf("figures %+v", figs)
 	}
 	if later, _ := fs.Transitions(f.ctx, "acme", ledger.Since(f.clk.Now().Add(time.Second))); len(later) != 0 {
@@ -49,7 +49,7 @@ func testFigures(t *testing.T, h Harness) {
 	if src, ok := f.store.(ledger.FigureSource); ok {
 		all, err := ledger.Figures(f.ctx, src, "acme", ledger.Window{Since: start, Until: f.clk.Now().Add(time.Second)})
 		if err != nil || all.OpenEscalations != 1 || all.OldestEscalation == nil || len(all.Targets) != 1 ||
-			all.Targets[0].Resolved != 1 || all.PayloadConflicts != 0 || all.Duplicates != 0 {
+			all.Targets[0].Resolved() != 1 || all.Targets[0].OpenEscalations != 1 || all.PayloadConflicts != 0 || all.Duplicates != 0 {
 			t.Fatalf("ledger.Figures: %+v, %v", all, err)
 		}
 	} else {

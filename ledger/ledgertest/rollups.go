@@ -10,7 +10,9 @@ import (
 )
 
 // testFigureRollups drives a randomized history of two tenants and two
-// targets over several weeks, through the stores' own transitions, and
+// targets over several weeks, through the stores' own transitions and
+// people's approved resolutions (confirm succeeded, confirm not applied,
+// same-key replays whose episodes go on), and
 // requires the rollups to give exactly the figures that ComputeFigures
 // gives from the raw transitions, for whole-day windows starting on every
 // day: open, and ending one, three and seven days later, so that most
@@ -25,20 +27,56 @@ func testFigureRollups(t *testing.T, h Harness) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rnd := rand.New(rand.NewPCG(seed, 7))
+	people, ok := f.store.(ledger.ResolutionStore)
+	if !ok {
+		t.Fatal("store does not implement ledger.ResolutionStore")
+	}
+	ada, grace := f.as("cli:ada", "Ada", "owner"), f.as("cli:grace", "Grace", "owner")
 	start := f.clk.Now()
-	var open []ledger.Operation // UNKNOWN, held by their fence
-	for range 160 {
+	var open, escalated []ledger.Operation // UNKNOWN and ESCALATED, held by their fence
+	track := func(op ledger.Operation) {
+		switch op.State {
+		case ledger.Unknown:
+			open = append(open, op)
+		case ledger.Escalated:
+			escalated = append(escalated, op)
+		}
+	}
+	replays := 0
+	for range 220 {
 		f.clk.Advance(time.Duration(rnd.IntN(6*3600)) * time.Second)
-		if len(open) > 0 && rnd.IntN(2) == 0 {
+		switch step := rnd.IntN(6); {
+		case step < 2 && len(open) > 0:
 			i := rnd.IntN(len(open))
 			op := open[i]
+			open = append(open[:i], open[i+1:]...)
 			to := []ledger.State{ledger.Unknown, ledger.Succeeded, ledger.FailedTerminal, ledger.Escalated}[rnd.IntN(4)]
-			op = f.record(op, ledger.Unknown, to)
-			if to == ledger.Unknown {
-				open[i] = op
-			} else {
-				open = append(open[:i], open[i+1:]...)
+			track(f.record(op, ledger.Unknown, to))
+			continue
+		case step < 4 && len(escalated) > 0:
+			// People resolve it: two owners, a minute to a day later.
+			i := rnd.IntN(len(escalated))
+			op := f.get(escalated[i])
+			escalated = append(escalated[:i], escalated[i+1:]...)
+			r := []ledger.Resolution{{To: ledger.Succeeded, RemoteRef: "ch_" + op.ID[:8]}, {To: ledger.FailedTerminal},
+				{Kind: ledger.KindReplay, To: ledger.KindTo(ledger.KindReplay)}}[rnd.IntN(3)]
+			if r.Kind == ledger.KindReplay && !ledger.ReplayOpen(op, 0, f.clk.Now()) {
+				r = ledger.Resolution{To: ledger.FailedTerminal}
 			}
+			r.Tenant, r.OperationID, r.Reason = op.Tenant, op.ID, "checked at the target"
+			p, err := people.Propose(ada, r)
+			if err != nil {
+				t.Fatalf("propose %+v: %v", r, err)
+			}
+			f.clk.Advance(time.Duration(60+rnd.IntN(24*3600)) * time.Second)
+			got, err := people.Approve(grace, op.Tenant, p.ID)
+			if err != nil {
+				t.Fatalf("approve %+v: %v", r, err)
+			}
+			if got.State == ledger.Unknown {
+				replays++
+			}
+			track(got)
 			continue
 		}
 		n := f.newOp([]string{"acme", "globex"}[rnd.IntN(2)])
@@ -51,16 +89,13 @@ func testFigureRollups(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		to := []ledger.State{ledger.Succeeded, ledger.FailedTerminal, ledger.Unknown, ledger.Unknown, ledger.Escalated}[rnd.IntN(5)]
-		op = f.record(op, ledger.InFlight, to)
-		if to == ledger.Unknown {
-			open = append(open, op)
-		}
+		track(f.record(op, ledger.InFlight, to))
 	}
 	end := f.clk.Now()
 	if end.Sub(start) < 7*24*time.Hour {
 		t.Fatalf("the history spans only %s", end.Sub(start))
 	}
-	checked := 0
+	checked, byPeople := 0, 0
 	for day := start.Truncate(24 * time.Hour); day.Before(end); day = day.Add(24 * time.Hour) {
 		windows := []ledger.Window{ledger.Since(day)}
 		for _, n := range []int{1, 3, 7} {
@@ -82,16 +117,20 @@ func testFigureRollups(t *testing.T, h Harness) {
 					t.Fatalf("%s to %s, %s: rollup\n%+v\nraw\n%+v", w.Since.Format(time.DateOnly), w.Until.Format(time.DateOnly), tenant, got, want)
 				}
 				for _, tf := range want.Targets {
-					if tf.Resolved > 0 && w.Until.Before(end) {
+					if tf.Automatic.Count > 0 && w.Until.Before(end) {
 						checked++
+					}
+					if tf.ByPeople.Count > 0 && w.Until.Before(end) {
+						byPeople++
 					}
 				}
 			}
 		}
 	}
-	if checked == 0 {
-		t.Fatal("no window ending in the past had a resolved episode: the comparison proved nothing")
+	if checked == 0 || byPeople == 0 {
+		t.Fatalf("windows ending in the past with episodes resolved automatically: %d, by people: %d: the comparison proved too little", checked, byPeople)
 	}
+	t.Logf("%d approved replays", replays)
 	_, err := rs.FigureRollup(f.ctx, "acme", ledger.Since(start))
 	wantCode(t, err, ledger.EInvalid)
 	day := start.Truncate(24 * time.Hour)

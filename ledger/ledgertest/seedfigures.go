@@ -19,8 +19,11 @@ const FiguresSpan = 7*24*time.Hour + 4*time.Hour
 // must read time from clk), so that the figures, the rollups and the
 // event log agree as they do in production. Over eight days from clk's
 // time, operations of the targets "payments" and "refunds" enter UNKNOWN
-// on most days and are resolved (SUCCEEDED, FAILED_TERMINAL, ESCALATED)
-// after whole-second times of different lengths, or stay open; one is
+// on most days and are resolved automatically (SUCCEEDED, FAILED_TERMINAL)
+// after whole-second times of different lengths, or escalated, or stay
+// open; people resolve three escalations (two owners: confirm not applied
+// for one escalated straight from IN_FLIGHT, confirm succeeded, and a
+// same-key replay that then succeeds) and leave two open, one of them
 // escalated straight from IN_FLIGHT; three payloads conflict with earlier
 // intents; the auditor finds two duplicates and a loss (which is not a
 // duplicate). The first day's episode and a payload conflict lie a week
@@ -61,6 +64,8 @@ func SeedFigures(t testing.TB, s ledger.Store, clk *Clock, tenant string) {
 	f := h.unknown("payments")
 	h.resolve(f, 3*time.Minute, ledger.Succeeded)
 	h.unknown("payments") // stays UNKNOWN
+	// Escalated unsent, confirmed not applied by two owners 10 minutes on.
+	h.byPeople(h.escalated("payments"), 10*time.Minute, ledger.Resolution{To: ledger.FailedTerminal})
 
 	h.at(5, 2*time.Hour)
 	h.resolve(h.unknown("refunds"), 20*time.Minute, ledger.FailedTerminal)
@@ -69,7 +74,8 @@ func SeedFigures(t testing.TB, s ledger.Store, clk *Clock, tenant string) {
 	h.finding(f, ledger.FindingLoss)
 
 	h.at(6, 40*time.Minute)
-	h.resolve(h.unknown("payments"), 2*time.Hour+5*time.Minute, ledger.Escalated)
+	e := h.resolve(h.unknown("payments"), 2*time.Hour+5*time.Minute, ledger.Escalated)
+	h.byPeople(e, 30*time.Minute, ledger.Resolution{To: ledger.Succeeded, RemoteRef: "ch_people_1"})
 	k := h.unknown("refunds")
 	h.resolve(k, 10*time.Second, ledger.Succeeded)
 	h.conflict(k)
@@ -79,6 +85,11 @@ func SeedFigures(t testing.TB, s ledger.Store, clk *Clock, tenant string) {
 	h.unknown("payments") // stays UNKNOWN
 	h.resolve(h.unknown("refunds"), 30*time.Minute, ledger.Succeeded)
 	h.resolve(h.unknown("payments"), 4*time.Minute, ledger.Succeeded)
+	// Escalated after 5 minutes, a same-key replay approved 15 minutes on,
+	// and the replay's answer 2 minutes later.
+	r := h.resolve(h.unknown("refunds"), 5*time.Minute, ledger.Escalated)
+	r = h.byPeople(r, 15*time.Minute, ledger.Resolution{Kind: ledger.KindReplay, To: ledger.KindTo(ledger.KindReplay)})
+	h.resolve(r, 2*time.Minute, ledger.Succeeded)
 	if end := h.begin.Add(FiguresSpan); clk.Now().After(end) {
 		t.Fatalf("SeedFigures: the history ends at %s, after %s", clk.Now(), end)
 	}
@@ -146,11 +157,35 @@ func (h *history) resolve(op ledger.Operation, took time.Duration, to ledger.Sta
 	return h.record(op, ledger.Unknown, to)
 }
 
-// escalated sends an operation of target that is escalated without an
-// UNKNOWN episode.
-func (h *history) escalated(target string) {
+// escalated sends an operation of target that is escalated without
+// UNKNOWN.
+func (h *history) escalated(target string) ledger.Operation {
 	h.t.Helper()
-	h.record(h.op(target), ledger.InFlight, ledger.Escalated)
+	return h.record(h.op(target), ledger.InFlight, ledger.Escalated)
+}
+
+// byPeople has one owner propose r for the ESCALATED op and a second
+// approve it after took.
+func (h *history) byPeople(op ledger.Operation, took time.Duration, r ledger.Resolution) ledger.Operation {
+	h.t.Helper()
+	rs, ok := h.s.(ledger.ResolutionStore)
+	if !ok {
+		h.t.Fatal("SeedFigures: the store does not implement ledger.ResolutionStore")
+	}
+	owner := func(name string) context.Context {
+		return ledger.NewContextWithActor(h.ctx, ledger.Actor{Subject: "cli:" + name, Name: name, Role: "owner", RequestID: "req-" + name})
+	}
+	r.Tenant, r.OperationID, r.Reason = op.Tenant, op.ID, "checked at the target"
+	p, err := rs.Propose(owner("ada"), r)
+	if err != nil {
+		h.t.Fatalf("SeedFigures: propose %s: %v", r.Kind, err)
+	}
+	h.clk.Advance(took)
+	got, err := rs.Approve(owner("grace"), op.Tenant, p.ID)
+	if err != nil {
+		h.t.Fatalf("SeedFigures: approve %s: %v", r.Kind, err)
+	}
+	return got
 }
 
 // conflict asks for op's intent again with another payload, which the
@@ -188,17 +223,42 @@ func testSeedFigures(t *testing.T, h Harness) {
 	begin := f.clk.Now() // 2030-01-02 03:04:05: every step of day k is on 2030-01-02 + k
 	SeedFigures(t, f.store, f.clk, "acme")
 	day := func(k int) string { return begin.AddDate(0, 0, k).Format(time.DateOnly) }
-	oldest := begin.Add(3*24*time.Hour + 2*time.Hour + 7*time.Minute + 30*time.Second)
+	at := func(k int, d time.Duration) *time.Time { t := begin.AddDate(0, 0, k).Add(d); return &t }
+	m := func(n int, median, worst time.Duration) ledger.Measure {
+		return ledger.Measure{Count: n, Median: median, Worst: worst}
+	}
+	oldest := *at(3, 2*time.Hour+7*time.Minute+30*time.Second)
 	want := ledger.TenantFigures{Tenant: "acme",
 		Targets: []ledger.TargetFigures{
-			{Target: "payments", UnknownPerDay: map[string]int{day(0): 1, day(1): 1, day(2): 1, day(3): 1, day(4): 2, day(6): 1, day(7): 2},
-				// 90s, 2m, 3m, 4m, 7m30s, 2h5m (escalated), 24h30m (across two days)
-				Resolved: 7, Median: 4 * time.Minute, Worst: 24*time.Hour + 30*time.Minute, Escalated: 2},
-			{Target: "refunds", UnknownPerDay: map[string]int{day(2): 1, day(3): 1, day(5): 1, day(6): 1, day(7): 1},
-				// 10s, 45s, 20m, 30m, 1h (escalated)
-				Resolved: 5, Median: 20 * time.Minute, Worst: time.Hour, Escalated: 1},
+			{Target: "payments",
+				StartedPerDay: map[string]int{day(0): 1, day(1): 1, day(2): 1, day(3): 1, day(4): 3, day(5): 1, day(6): 1, day(7): 2},
+				// 90s, 2m, 3m, 4m, 7m30s, 24h30m (across two days)
+				Automatic: m(6, 3*time.Minute+30*time.Second, 24*time.Hour+30*time.Minute),
+				// escalated unsent, failed 10m on; escalated after 2h5m, succeeded 30m on
+				ByPeople:   m(2, (10*time.Minute+2*time.Hour+35*time.Minute)/2, 2*time.Hour+35*time.Minute),
+				Escalation: m(2, 20*time.Minute, 30*time.Minute),
+				FinalPerDay: map[string]ledger.Measure{day(0): m(1, 2*time.Minute, 2*time.Minute),
+					day(2): m(2, (90*time.Second+24*time.Hour+30*time.Minute)/2, 24*time.Hour+30*time.Minute),
+					day(3): m(1, 7*time.Minute+30*time.Second, 7*time.Minute+30*time.Second),
+					day(4): m(2, 6*time.Minute+30*time.Second, 10*time.Minute),
+					day(6): m(1, 2*time.Hour+35*time.Minute, 2*time.Hour+35*time.Minute),
+					day(7): m(1, 4*time.Minute, 4*time.Minute)},
+				Escalated: 3, EscalatedPerDay: map[string]int{day(4): 1, day(5): 1, day(6): 1},
+				OpenEscalations: 1, OldestEscalation: at(5, 2*time.Hour+20*time.Minute)},
+			{Target: "refunds",
+				StartedPerDay: map[string]int{day(2): 1, day(3): 1, day(5): 1, day(6): 1, day(7): 2},
+				// 10s, 45s, 20m, 30m
+				Automatic: m(4, 10*time.Minute+22*time.Second+500*time.Millisecond, 30*time.Minute),
+				// escalated after 5m, replay approved 15m on, succeeded 2m later
+				ByPeople:   m(1, 22*time.Minute, 22*time.Minute),
+				Escalation: m(1, 17*time.Minute, 17*time.Minute),
+				FinalPerDay: map[string]ledger.Measure{day(2): m(1, 45*time.Second, 45*time.Second),
+					day(5): m(1, 20*time.Minute, 20*time.Minute), day(6): m(1, 10*time.Second, 10*time.Second),
+					day(7): m(2, 26*time.Minute, 30*time.Minute)},
+				Escalated: 2, EscalatedPerDay: map[string]int{day(3): 1, day(7): 1},
+				OpenEscalations: 1, OldestEscalation: &oldest},
 		},
-		OpenEscalations: 3, OldestEscalation: &oldest, PayloadConflicts: 3, Duplicates: 2}
+		OpenEscalations: 2, OldestEscalation: &oldest, PayloadConflicts: 3, Duplicates: 2}
 	first := begin.Truncate(24 * time.Hour)
 	for _, w := range []ledger.Window{
 		{Since: begin, Until: begin.Add(FiguresSpan)},
@@ -209,10 +269,17 @@ func testSeedFigures(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		want.Since, want.Until = w.Since, w.Until
-		if got.OldestEscalation == nil || !got.OldestEscalation.Equal(oldest) {
-			t.Fatalf("%v: oldest open escalation %v, want %s", w, got.OldestEscalation, oldest)
+		// Times compared as instants (the stores' locations differ).
+		utc := func(p **time.Time) {
+			if *p != nil {
+				u := (*p).UTC()
+				*p = &u
+			}
 		}
-		got.OldestEscalation = want.OldestEscalation
+		utc(&got.OldestEscalation)
+		for i := range got.Targets {
+			utc(&got.Targets[i].OldestEscalation)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%v: figures\n%+v\nwant\n%+v", w, got, want)
 		}

@@ -61,12 +61,12 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 var _ ledger.RollupStore = (*Store)(nil)
 
 // FigureRollup implements ledger.RollupStore: three index range reads of
-// the rollup tables (migration 00018), whatever the size of the event log.
+// the rollup tables (migrations 00018 and 00030), whatever the size of the event log.
 func (s *Store) FigureRollup(ctx context.Context, tenant string, w ledger.Window) (ledger.Rollup, error) {
 	if !w.WholeDays() {
 		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups answer whole UTC days")
 	}
-	r := ledger.Rollup{Escalations: map[string]int{}}
+	var r ledger.Rollup
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT target FROM figure_days
 		WHERE tenant_id = $1 AND day >= $2::date AND day < $3::date`,
 		tenant, w.Since.UTC().Format(time.DateOnly), w.Until.UTC().Format(time.DateOnly))
@@ -76,35 +76,28 @@ func (s *Store) FigureRollup(ctx context.Context, tenant string, w ledger.Window
 	if err != nil {
 		return r, fmt.Errorf("figure rollup: %w", err)
 	}
-	rows, err = s.pool.Query(ctx, `SELECT target, entered_at, resolved_at FROM figure_episodes
-		WHERE tenant_id = $1 AND entered_at >= $2 AND entered_at < $3`, tenant, w.Since, w.Until)
+	rows, err = s.pool.Query(ctx, `SELECT target, entered_at, escalated_at, final_at, coalesce(final_state, '')
+		FROM figure_episodes WHERE tenant_id = $1 AND entered_at >= $2 AND entered_at < $3`, tenant, w.Since, w.Until)
 	if err == nil {
 		r.Episodes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.Episode, error) {
-			var e ledger.Episode
-			err := row.Scan(&e.Target, &e.Entered, &e.Resolved)
+			var (
+				e     ledger.Episode
+				final string
+			)
+			err := row.Scan(&e.Target, &e.Started, &e.Escalated, &e.Final, &final)
+			e.FinalState = ledger.State(final)
 			return e, err
 		})
 	}
 	if err != nil {
 		return r, fmt.Errorf("figure rollup: %w", err)
 	}
-	rows, err = s.pool.Query(ctx, `SELECT target, count(*) FROM figure_escalations
-		WHERE tenant_id = $1 AND at >= $2 AND at < $3 GROUP BY target`, tenant, w.Since, w.Until)
+	rows, err = s.pool.Query(ctx, `SELECT target, at FROM figure_escalations
+		WHERE tenant_id = $1 AND at >= $2 AND at < $3`, tenant, w.Since, w.Until)
+	if err == nil {
+		r.Escalations, err = pgx.CollectRows(rows, pgx.RowToStructByPos[ledger.Escalation])
+	}
 	if err != nil {
-		return r, fmt.Errorf("figure rollup: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			target string
-			n      int
-		)
-		if err := rows.Scan(&target, &n); err != nil {
-			return r, fmt.Errorf("figure rollup: %w", err)
-		}
-		r.Escalations[target] = n
-	}
-	if err := rows.Err(); err != nil {
 		return r, fmt.Errorf("figure rollup: %w", err)
 	}
 	return r, nil

@@ -61,12 +61,12 @@ func (s *Store) Tenants(ctx context.Context) ([]string, error) {
 var _ ledger.RollupStore = (*Store)(nil)
 
 // FigureRollup implements ledger.RollupStore from the rollup tables of
-// migration 00018.
+// migrations 00018 and 00030.
 func (s *Store) FigureRollup(ctx context.Context, tenant string, w ledger.Window) (ledger.Rollup, error) {
 	if !w.WholeDays() {
 		return ledger.Rollup{}, ledger.Errorf(ledger.EInvalid, "rollups answer whole UTC days")
 	}
-	r := ledger.Rollup{Escalations: map[string]int{}}
+	var r ledger.Rollup
 	if err := s.rollupRows(ctx, `SELECT DISTINCT target FROM figure_days WHERE tenant_id = ? AND day >= ? AND day < ?`,
 		[]any{tenant, w.Since.UTC().Format(time.DateOnly), w.Until.UTC().Format(time.DateOnly)}, func(scan func(...any) error) error {
 			var t string
@@ -76,36 +76,34 @@ func (s *Store) FigureRollup(ctx context.Context, tenant string, w ledger.Window
 		}); err != nil {
 		return r, err
 	}
-	if err := s.rollupRows(ctx, `SELECT target, entered_at, resolved_at FROM figure_episodes
+	if err := s.rollupRows(ctx, `SELECT target, entered_at, escalated_at, final_at, coalesce(final_state, '') FROM figure_episodes
 		WHERE tenant_id = ? AND entered_at >= ? AND entered_at < ?`, []any{tenant, micros(w.Since), micros(w.Until)}, func(scan func(...any) error) error {
 		var (
-			e        ledger.Episode
-			entered  int64
-			resolved *int64
+			e                ledger.Episode
+			entered          int64
+			escalated, final *int64
+			state            string
 		)
-		if err := scan(&e.Target, &entered, &resolved); err != nil {
+		if err := scan(&e.Target, &entered, &escalated, &final, &state); err != nil {
 			return err
 		}
-		e.Entered = fromMicros(entered)
-		if resolved != nil {
-			at := fromMicros(*resolved)
-			e.Resolved = &at
-		}
+		e.Started, e.Escalated, e.Final, e.FinalState = fromMicros(entered), timePtr(escalated), timePtr(final), ledger.State(state)
 		r.Episodes = append(r.Episodes, e)
 		return nil
 	}); err != nil {
 		return r, err
 	}
-	err := s.rollupRows(ctx, `SELECT target, count(*) FROM figure_escalations WHERE tenant_id = ? AND at >= ? AND at < ?
-		GROUP BY target`, []any{tenant, micros(w.Since), micros(w.Until)}, func(scan func(...any) error) error {
-		var (
-			t string
-			n int
-		)
-		err := scan(&t, &n)
-		r.Escalations[t] = n
-		return err
-	})
+	err := s.rollupRows(ctx, `SELECT target, at FROM figure_escalations WHERE tenant_id = ? AND at >= ? AND at < ?`,
+		[]any{tenant, micros(w.Since), micros(w.Until)}, func(scan func(...any) error) error {
+			var (
+				e  ledger.Escalation
+				at int64
+			)
+			err := scan(&e.Target, &at)
+			e.At = fromMicros(at)
+			r.Escalations = append(r.Escalations, e)
+			return err
+		})
 	return r, err
 }
 
@@ -124,4 +122,12 @@ func (s *Store) rollupRows(ctx context.Context, query string, args []any, each f
 		return fmt.Errorf("figure rollup: %w", err)
 	}
 	return nil
+}
+
+func timePtr(us *int64) *time.Time {
+	if us == nil {
+		return nil
+	}
+	t := fromMicros(*us)
+	return &t
 }
