@@ -95,3 +95,19 @@ func Authenticate(ctx context.Context, s TokenStore, secret string) (Token, erro
 	}
 	return t, nil
 }
+
+// ValidTokenID says whether id has the shape NewToken gives ids ("tok_"
+// and lower-case hex digits). The stores answer any other id as unknown
+// without asking the database, which refuses some text (NUL).
+func ValidTokenID(id string) bool {
+	hexPart, ok := strings.CutPrefix(id, "tok_")
+	if !ok || hexPart == "" || len(hexPart) > 64 {
+		return false
+	}
+	for _, r := range hexPart {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}

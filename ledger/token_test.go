@@ -256,6 +256,11 @@ func TestTokenStore(t *testing.T) {
 		if err := f.store.RevokeToken(ctx, "acme", "tok_000000000000", time.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
 			t.Fatalf("revoke unknown: %v, want %s", err, ledger.ENotFound)
 		}
+		for _, id := range []string{"tok_\x00", "a\x00b", "tok_" + strings.Repeat("0", 3000), "TOK_ABC", ""} {
+			if err := f.store.RevokeToken(ctx, "acme", id, time.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
+				t.Fatalf("revoke %q: %v, want %s", id, err, ledger.ENotFound)
+			}
+		}
 		list, err := f.store.ListTokens(ctx, "acme")
 		if err != nil || len(list) != 2 {
 			t.Fatalf("list: %d tokens, %v", len(list), err)

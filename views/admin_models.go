@@ -146,6 +146,7 @@ type AdminTenantPage struct {
 	Callback       *CallbackView // nil when none is set
 	SetCallback    string        // form action
 	RemoveCallback string        // form action
+	RetryCallbacks string        // form action: send the given-up notifications again
 	CallbackURL    string        // the value a refused form keeps
 	Problem        string        // why the last change was refused
 	// ShowParams is false when the store keeps no request parameters.

@@ -124,6 +124,7 @@ type Event struct {
 type OperationPage struct {
 	Layout
 	ID      string
+	Intent  string // the intent reference, shown as plain text: the page's name
 	State   string
 	Status  string // plain language
 	Meaning string // what it means for the customer

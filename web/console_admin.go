@@ -30,6 +30,8 @@ func (s *server) adminRoutes() []ConsoleRoute {
 			handle: s.setCallback},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
 			handle: s.removeCallback},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/retry", Permission: auth.ManageHooks, Tenanted: true,
+			handle: s.retryCallbacks},
 	}
 }
 
@@ -99,7 +101,8 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 	base := adminTenantHref(tenant)
 	v := views.AdminTenantPage{Tenant: tenant, CreateToken: base + "/tokens", Back: "/admin",
 		Callbacks:   p.Can(auth.ManageHooks, tenant, ""),
-		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove"}
+		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove",
+		RetryCallbacks: base + "/callback/retry"}
 	tokens, err := s.store.ListTokens(ctx, tenant)
 	if err != nil {
 		return v, err
@@ -153,10 +156,12 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 
 // adminActionWords names the actions this page shows.
 var adminActionWords = map[ledger.ActionKind]string{
-	ledger.ActionTokenCreate:    "created API token",
-	ledger.ActionTokenRevoke:    "revoked API token",
-	ledger.ActionCallbackSet:    "set the callback endpoint",
-	ledger.ActionCallbackRemove: "removed the callback endpoint",
+	ledger.ActionTokenCreate:           "created API token",
+	ledger.ActionTokenRevoke:           "revoked API token",
+	ledger.ActionCallbackSet:           "set the callback endpoint",
+	ledger.ActionCallbackRemove:        "removed the callback endpoint",
+	ledger.ActionCallbackRetry:         "sent the given-up callback notifications again",
+	ledger.ActionEscalationNoticeRetry: "sent the given-up escalation notices again",
 	// The object is the parameter's name; its value is never recorded.
 	ledger.ActionTenantParamSet:   "set request parameter",
 	ledger.ActionTenantParamUnset: "removed request parameter",
@@ -273,5 +278,22 @@ func (s *server) removeCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return c.Redirect(http.StatusSeeOther, adminTenantHref(tenant))
+}
+
+// retryCallbacks makes the tenant's given-up notifications due again, each
+// with its attempts counted afresh, as `settle callback retry` does; the
+// store records the retry among the tenant's recent changes.
+func (s *server) retryCallbacks(c echo.Context) error {
+	p, tenant, err := s.adminTenant(c, auth.ManageHooks)
+	if err != nil {
+		return err
+	}
+	n, err := s.store.RetryGivenUp(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, s.now())
+	if err != nil {
+		return err
+	}
+	s.log.Info("given-up callbacks retried", "tenant", tenant, "notifications", n,
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	return c.Redirect(http.StatusSeeOther, adminTenantHref(tenant))
 }

@@ -93,4 +93,32 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 		t.Fatalf("callback secret %q", got)
 	}
 	check("callback-set")
+
+	// A notification given up after the bound on attempts is listed with
+	// a button that sends it again.
+	c.escalated("acme")
+	ns, err := c.callbacks().ClaimNotifications(adminCtx, 10, time.Minute)
+	if err != nil || len(ns) != 1 {
+		t.Fatalf("claim = %+v, %v", ns, err)
+	}
+	if err := c.callbacks().GiveUpNotification(adminCtx, ns[0].ID, 503, "endpoint answered 503", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Submit(`[data-testid="back"]`); st != http.StatusOK {
+		t.Fatalf("back: %d", st)
+	}
+	if got := b.TextByTestID("callback-given-up-count"); !strings.HasPrefix(got, "1 notification(s) given up") {
+		t.Fatalf("given up reads %q", got)
+	}
+	check("callback-given-up")
+	if st := b.Submit(`[data-testid="callback-retry"]`); st != http.StatusOK {
+		t.Fatalf("retry: %d", st)
+	}
+	if n := b.Count(`[data-testid="callback-given-up-count"]`); n != 0 {
+		t.Fatal("given-up notifications still listed after the retry")
+	}
+	if got := b.Text("main"); !strings.Contains(got, "sent the given-up callback notifications again") {
+		t.Fatalf("the retry is not among the recent changes: %s", got)
+	}
+	check("callback-retried")
 }

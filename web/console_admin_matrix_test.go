@@ -35,6 +35,9 @@ var adminCases = map[string]matrixCase{
 		c.setCallback(op.Tenant)
 		return "/admin/tenants/" + op.Tenant + "/callback/remove"
 	}, ok: http.StatusSeeOther, form: emptyForm},
+	"POST /admin/tenants/:tenant/callback/retry": {url: func(c *console, op ledger.Operation) string {
+		return "/admin/tenants/" + op.Tenant + "/callback/retry"
+	}, ok: http.StatusSeeOther, form: emptyForm},
 }
 
 func emptyForm(*console, ledger.Operation) url.Values { return url.Values{} }

@@ -241,6 +241,7 @@ func TestConsoleAdmin_OtherRolesForbidden(t *testing.T) {
 				b.do(http.MethodPost, "/admin/tenants/acme/tokens/"+tok.ID+"/revoke", url.Values{"_csrf": {csrf}}),
 				b.do(http.MethodPost, "/admin/tenants/acme/callback", url.Values{"_csrf": {csrf}, "url": {"https://x.example.com/"}}),
 				b.do(http.MethodPost, "/admin/tenants/acme/callback/remove", url.Values{"_csrf": {csrf}}),
+				b.do(http.MethodPost, "/admin/tenants/acme/callback/retry", url.Values{"_csrf": {csrf}}),
 			} {
 				if r.status != http.StatusForbidden || !testid(r.body, "error-heading", "Not allowed") {
 					t.Fatalf("%s: %d %s", who, r.status, r.body)

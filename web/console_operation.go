@@ -38,7 +38,8 @@ func (o *operationPages) operationPage(c echo.Context) error {
 		return err
 	}
 	v.Events = mergeActions(v.Events, events, acts, o.now())
-	v.Layout = o.layout(c, "Operation "+op.ID, "operations")
+	v.Intent = ledger.PlainText(op.IntentRef, 200)
+	v.Layout = o.layout(c, v.Intent+" · "+op.Target+" · "+op.Tenant, "operations")
 	v.ServedIn = servedIn(c)
 	return o.render(c, http.StatusOK, views.Operation(v))
 }

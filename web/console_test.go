@@ -192,7 +192,12 @@ func TestConsole_SupportFindsAndReads(t *testing.T) {
 			t.Fatalf("counts: %s", list.body)
 		}
 		d := b.get(c.opPath(c.acme))
+		// The page is named by its intent reference, in the tab and the h1.
+		if !bytes.Contains(d.body, []byte("<title>inv-1001 · payments · acme")) {
+			t.Errorf("title: %s", d.body)
+		}
 		for _, want := range []struct{ id, text string }{
+			{"operation-name", "inv-1001"},
 			{"status", "Confirmation pending"},
 			{"meaning", "Confirmation pending — do not tell the customer it failed or succeeded"},
 			{"ref-intent-ref", "inv-1001"},

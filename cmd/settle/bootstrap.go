@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/user"
 	"strings"
 
@@ -247,6 +248,10 @@ func bootstrap(ctx context.Context, cmd any, e *env) error {
 			return err
 		}
 		defer st.Close()
+		// This process serves no /metrics: what it commits is stored for a
+		// running settle serve to count (reconciler.Drainer).
+		st.SetObserver(ledger.Recorder{Store: st,
+			Log: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 		return c.runLedger(ctx, e, &services{store: st})
 	case command:
 		return c.run(ctx, e)

@@ -260,11 +260,12 @@ func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error
 	if console != nil {
 		a.loops = append(a.loops, sessionSweeper{console, a.log})
 	}
-	// The gauge reader runs with the loops but is not one of the loops the
-	// start-up line counts: those are the work the --no-X flags switch off.
+	// The gauge reader and the drainer of the CLI's observations run with
+	// the loops but are not among the loops the start-up line counts: those
+	// are the work the --no-X flags switch off.
 	// Nor is the console's retry of its provider's discovery, which ends
 	// once the provider has answered.
-	a.aside = []runner{m.gauges}
+	a.aside = []runner{m.gauges, m.drain}
 	if console != nil {
 		a.aside = append(a.aside, console)
 	}
@@ -281,18 +282,22 @@ func (a *app) self() string { return "http://" + a.ln.Addr().String() }
 type appMetrics struct {
 	counters *metrics.Metrics
 	gauges   *metrics.Collector
+	drain    *reconciler.Drainer
 }
 
 // wireMetrics builds the counters and gauges on reg. The store tells the
 // counters every transition it commits, whoever made it: the API, the
-// loops, the console.
+// loops, the console. The drainer tells the same counters what CLI
+// commands committed (their observer stores it: see bootstrap).
 func (a *app) wireMetrics(reg *prometheus.Registry) appMetrics {
 	counters := metrics.New(reg, metrics.Options{TenantLabels: a.cfg.MetricsTenantLabels})
-	a.store.SetObserver(metrics.Observer{Metrics: counters, Events: a.store, Log: a.component("metrics")})
+	observer := metrics.Observer{Metrics: counters, Events: a.store, Log: a.component("metrics")}
+	a.store.SetObserver(observer)
 	gauges := &metrics.Collector{Store: a.store, Targets: a.contracts.Names(), TenantLabels: a.cfg.MetricsTenantLabels,
 		Interval: a.cfg.MetricsInterval, Log: a.component("metrics")}
 	reg.MustRegister(gauges)
-	return appMetrics{counters: counters, gauges: gauges}
+	drain := &reconciler.Drainer{Store: a.store, Observer: observer, Log: a.component("metrics")}
+	return appMetrics{counters: counters, gauges: gauges, drain: drain}
 }
 
 // buildLoops is the background work of this replica, as the --no-X flags

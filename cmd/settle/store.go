@@ -21,8 +21,9 @@ const defaultSQLite = "settle.db"
 type store interface {
 	// web.Store is what the server needs (the API, webhooks, console).
 	web.Store
-	// settle serve counts what the store commits; other commands leave
-	// the observer nil, and their writes tell nobody.
+	// settle serve counts what the store commits; other commands store
+	// it (ledger.Recorder, ledger.ObservationStore) for a running
+	// settle serve to drain and count.
 	ledger.Observable
 	ledger.InboxStore
 	ledger.AuditStore
@@ -40,6 +41,7 @@ type store interface {
 	ledger.TenantParamLister
 	ledger.RetentionStore
 	ledger.TenantEraser
+	ledger.ObservationStore
 	ledger.DrillStore
 	ledger.LeaderStore
 	ledger.GaugeStore

@@ -36,4 +36,5 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Property", func(t *testing.T) { testProperty(t, h) })
 	t.Run("Retention", func(t *testing.T) { RunRetention(t, h) })
 	t.Run("Observer", func(t *testing.T) { testObserver(t, h) })
+	t.Run("Observations", func(t *testing.T) { RunObservations(t, h) })
 }

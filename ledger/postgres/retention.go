@@ -270,6 +270,9 @@ func (s *Store) EraseTenant(ctx context.Context, tenant string, force bool) (led
 			{`DELETE FROM resolutions WHERE tenant_id = $1`, &rest.Resolutions},
 			{`DELETE FROM payload_conflicts WHERE tenant_id = $1`, &rest.Conflicts},
 			{`DELETE FROM actions WHERE tenant_id = $1`, &rest.Actions},
+			// Transitions waiting to be counted by a server (migration
+			// 00029): counts in transit, not a record, so not counted.
+			{`DELETE FROM observations WHERE tenant_id = $1`, new(int)},
 		} {
 			tag, err := tx.Exec(ctx, d.sql, tenant)
 			if err != nil {

@@ -59,6 +59,9 @@ func (s *Store) ListTokens(ctx context.Context, tenant string) ([]ledger.Token, 
 
 // RevokeToken implements ledger.TokenStore.
 func (s *Store) RevokeToken(ctx context.Context, tenant, id string, at time.Time) error {
+	if !ledger.ValidTokenID(id) {
+		return ledger.Errorf(ledger.ENotFound, "token not found")
+	}
 	err := s.withAction(ctx, ledger.ActionTokenRevoke, tenant, id, func(tx pgx.Tx, _ *ledger.Action) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $3)
 			WHERE tenant_id = $1 AND token_id = $2`, tenant, id, at)

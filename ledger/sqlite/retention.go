@@ -278,6 +278,9 @@ func (s *Store) EraseTenant(ctx context.Context, tenant string, force bool) (led
 			{`DELETE FROM figure_days WHERE tenant_id = ?1`, &rollups[0]},
 			{`DELETE FROM figure_episodes WHERE tenant_id = ?1`, &rollups[1]},
 			{`DELETE FROM figure_escalations WHERE tenant_id = ?1`, &rollups[2]},
+			// Transitions waiting to be counted by a server (migration
+			// 00029): counts in transit, not a record, so not counted.
+			{`DELETE FROM observations WHERE tenant_id = ?1`, new(int)},
 		} {
 			var err error
 			if *d.n, err = execCount(ctx, tx, d.sql, tenant); err != nil {

@@ -71,6 +71,9 @@ func (s *Store) ListTokens(ctx context.Context, tenant string) ([]ledger.Token, 
 
 // RevokeToken implements ledger.TokenStore.
 func (s *Store) RevokeToken(ctx context.Context, tenant, id string, at time.Time) error {
+	if !ledger.ValidTokenID(id) {
+		return ledger.Errorf(ledger.ENotFound, "token not found")
+	}
 	err := s.withAction(ctx, ledger.ActionTokenRevoke, tenant, id, func(tx *sql.Tx, _ *ledger.Action) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, ?)
 			WHERE tenant_id = ? AND token_id = ?`, micros(at), tenant, id)

@@ -14,6 +14,11 @@ import (
 // 2.0, 2.1 and 2.2 at levels A and AA (2.2 adds AA rules only).
 const axeTags = `["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]`
 
+// axeRules are best-practice rules Axe runs besides the tagged ones, as a
+// JavaScript object: landmarks a screen-reader user tells apart (each
+// landmark's role and name unique on the page).
+const axeRules = `{"landmark-unique": {enabled: true}}`
+
 // Violation is one axe-core rule a page breaks, with the elements that
 // break it.
 type Violation struct {
@@ -31,7 +36,7 @@ type ViolationNode struct {
 
 // axeRun runs axe over the document and keeps only what a report needs.
 // Targets inside shadow roots or frames are lists of selectors, joined here.
-const axeRun = `axe.run(document, {runOnly: {type: "tag", values: %s}, resultTypes: ["violations"]})
+const axeRun = `axe.run(document, {runOnly: {type: "tag", values: %s}, rules: %s, resultTypes: ["violations"]})
   .then(r => r.violations.map(v => ({
     id: v.id, impact: v.impact || "", help: v.help,
     nodes: v.nodes.map(n => ({
@@ -61,7 +66,7 @@ func (b *Browser) Axe() []Violation {
 			b.t.Fatalf("browsertest: injecting axe-core: %v", err)
 		}
 	}
-	vs, err := chromedp.Run(ctx, chromedp.Evaluate[[]Violation](fmt.Sprintf(axeRun, axeTags), chromedp.EvalAwaitPromise))
+	vs, err := chromedp.Run(ctx, chromedp.Evaluate[[]Violation](fmt.Sprintf(axeRun, axeTags, axeRules), chromedp.EvalAwaitPromise))
 	if err != nil {
 		b.t.Fatalf("browsertest: running axe-core: %v", err)
 	}

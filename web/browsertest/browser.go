@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -120,6 +121,40 @@ func (b *Browser) load(what string, actions ...chromedp.Action[chromedp.Void]) i
 	return int(resp.Status)
 }
 
+// PreferDark makes the tab report prefers-color-scheme: dark, as a person
+// whose system is set to the dark scheme sees the console, for this and
+// every later page until the browser closes.
+func (b *Browser) PreferDark() {
+	b.t.Helper()
+	b.do("emulate prefers-color-scheme: dark", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	}))
+}
+
+// Viewport sets the tab's viewport to width × height CSS pixels, as a
+// phone (390 × 844) or a small laptop shows pages, for this and later
+// pages; New starts at 1280 × 900.
+func (b *Browser) Viewport(width, height int64) {
+	b.t.Helper()
+	b.do(fmt.Sprintf("set the viewport to %d×%d", width, height), chromedp.EmulateViewport(width, height))
+}
+
+// ScrollsSideways reports whether the current page is wider than its
+// viewport, so that a person must scroll sideways to read it.
+func (b *Browser) ScrollsSideways() bool {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+		"document.documentElement.scrollWidth > document.documentElement.clientWidth"))
+	if err != nil {
+		b.t.Fatalf("browsertest: page width: %v", err)
+	}
+	return wide
+}
+
 // Navigate opens url and returns the HTTP status of the page.
 func (b *Browser) Navigate(url string) int {
 	b.t.Helper()
@@ -180,6 +215,22 @@ func (b *Browser) Count(selector string) int {
 		b.t.Fatalf("browsertest: count %s: %v", selector, err)
 	}
 	return n
+}
+
+// Style returns the computed value of the CSS property of the first
+// element selector matches ("" when none does), e.g. a background colour
+// as "rgb(21, 24, 28)".
+func (b *Browser) Style(selector, property string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		"(e => e ? getComputedStyle(e).getPropertyValue("+strconv.Quote(property)+") : '')(document.querySelector("+
+			strconv.Quote(selector)+"))"))
+	if err != nil {
+		b.t.Fatalf("browsertest: style %s of %s: %v", property, selector, err)
+	}
+	return v
 }
 
 // testIDRE keeps TestID's selector free of quoting problems.

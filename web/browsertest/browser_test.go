@@ -43,6 +43,23 @@ const badPage = `<!doctype html>
 <p class="faint">Enter a reference</p>
 </main></body></html>`
 
+// darkPage is accessible in the light scheme only: its dark scheme (from
+// dark.css) writes grey on black-ish grey. twoRegions has two region
+// landmarks of one name, which only landmark-unique (a best-practice rule
+// Axe runs besides the WCAG ones) reports.
+const (
+	darkPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Schemes</title>
+<link rel="stylesheet" href="/dark.css"></head>
+<body><main><h1>Schemes</h1><p>Read me in either scheme.</p></main></body></html>`
+	twoRegions = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Regions</title></head>
+<body><main><h1>Regions</h1>
+<section aria-label="Finding"><p>One</p></section>
+<section aria-label="Finding"><p>Two</p></section>
+</main></body></html>`
+)
+
 func site(t *testing.T) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
@@ -55,6 +72,12 @@ func site(t *testing.T) *httptest.Server {
 	}
 	mux.HandleFunc("GET /{$}", page(goodPage))
 	mux.HandleFunc("GET /bad", page(badPage))
+	mux.HandleFunc("GET /dark", page(darkPage))
+	mux.HandleFunc("GET /regions", page(twoRegions))
+	mux.HandleFunc("GET /dark.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		fmt.Fprint(w, "body { color: #1a1a1a; background: #fff } @media (prefers-color-scheme: dark) { body { color: #555; background: #222 } }")
+	})
 	mux.HandleFunc("GET /style.css", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css")
 		fmt.Fprint(w, "body { font-family: sans-serif; color: #1a1a1a; background: #fff }")
@@ -159,6 +182,42 @@ func TestBrowser_BadPage(t *testing.T) {
 	rec.run(func() { (&Browser{t: rec, ctx: b.ctx, Timeout: b.Timeout}).RequireAccessible() })
 	if !strings.Contains(rec.failure, "label (critical)") || !strings.Contains(rec.failure, "color-contrast") {
 		t.Fatalf("RequireAccessible on the bad page: failure %q", rec.failure)
+	}
+}
+
+// PreferDark switches the page to its dark scheme, where axe finds the
+// contrast the light scheme does not have.
+func TestBrowser_PreferDark(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	b := New(t)
+	b.Navigate(srv.URL + "/dark")
+	if got := b.Style("body", "background-color"); got != "rgb(255, 255, 255)" {
+		t.Fatalf("light background %q", got)
+	}
+	if vs := b.Axe(); len(vs) != 0 {
+		t.Fatalf("light scheme: %s", Report(srv.URL+"/dark", vs))
+	}
+	b.PreferDark()
+	b.Navigate(srv.URL + "/dark")
+	if got := b.Style("body", "background-color"); got != "rgb(34, 34, 34)" {
+		t.Fatalf("dark background %q", got)
+	}
+	vs := b.Axe()
+	if len(vs) != 1 || vs[0].ID != "color-contrast" {
+		t.Fatalf("dark scheme: want the contrast fault, got %s", Report(srv.URL+"/dark", vs))
+	}
+}
+
+// Two region landmarks of one name break landmark-unique.
+func TestBrowser_LandmarkUnique(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	b := New(t)
+	b.Navigate(srv.URL + "/regions")
+	vs := b.Axe()
+	if len(vs) != 1 || vs[0].ID != "landmark-unique" {
+		t.Fatalf("want landmark-unique, got %s", Report(srv.URL+"/regions", vs))
 	}
 }
 
