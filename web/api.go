@@ -21,28 +21,45 @@ var openAPI []byte
 // tenantKey is where apiAuth leaves the token's tenant.
 const tenantKey = "settle.tenant"
 
-func (s *server) routesAPI(e *echo.Echo) {
+// api is the client API: tokens, creates and reads of one tenant's
+// operations, with its limits (each token's rate, creates in progress,
+// the body limit).
+type api struct {
+	store interface {
+		ledger.TokenStore
+		Create(ctx context.Context, n ledger.NewOperation) (op ledger.Operation, created bool, err error)
+		Summary(ctx context.Context, tenant, id string) (ledger.Operation, error)
+		List(ctx context.Context, f ledger.ListFilter) (ledger.Page, error)
+	}
+	targets   Targets
+	now       func() time.Time
+	bodyLimit int64
+	rates     *tokenRates // nil: unlimited
+	creates   *createSlots
+}
+
+func (a *api) routes(e *echo.Echo) {
 	e.GET("/api/v1/openapi.json", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
 	})
-	api := e.Group("/api/v1", s.apiAuth, s.rateLimit)
-	api.POST("/operations", s.createOperation)
-	api.GET("/operations", s.listOperations)
-	api.GET("/operations/:id", s.getOperation)
+	api := e.Group("/api/v1", a.apiAuth, a.rateLimit)
+	api.POST("/operations", a.createOperation)
+	api.GET("/operations", a.listOperations)
+	api.GET("/operations/:id", a.getOperation)
 }
 
 // apiAuth resolves the bearer token to its tenant. The tenant always comes
 // from the token, never from the body or the URL.
-func (s *server) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
+func (a *api) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		// The scheme is case-insensitive (RFC 9110, section 11.1).
 		scheme, secret, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
-			return s.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
+			return a.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
 		}
-		tok, err := ledger.Authenticate(c.Request().Context(), s.store, strings.TrimSpace(secret))
+		tok, err := ledger.Authenticate(c.Request().Context(), a.store, strings.TrimSpace(secret))
 		if ledger.ErrorCode(err) == ledger.EUnauthorized {
-			return s.unauthorized(c, "invalid or revoked API token")
+			return a.unauthorized(c, "invalid or revoked API token")
 		}
 		if err != nil {
 			return err
@@ -53,7 +70,7 @@ func (s *server) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *server) unauthorized(c echo.Context, msg string) error {
+func (a *api) unauthorized(c echo.Context, msg string) error {
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="settle"`)
 	return echo.NewHTTPError(http.StatusUnauthorized, msg)
 }
@@ -79,9 +96,9 @@ type operationJSON struct {
 	Deadline      *time.Time `json:"deadline,omitempty"`
 }
 
-func (s *server) present(op ledger.Operation) operationJSON {
+func (a *api) present(op ledger.Operation) operationJSON {
 	var owner string
-	if t, ok := s.targets.Target(op.Target); ok {
+	if t, ok := a.targets.Target(op.Target); ok {
 		owner = t.Owner
 	}
 	out := operationJSON{
@@ -99,8 +116,8 @@ func (s *server) present(op ledger.Operation) operationJSON {
 // createOperation registers an approved operation. The response is written
 // only after the ledger row is committed; a client that disconnects does
 // not abort a commit in progress.
-func (s *server) createOperation(c echo.Context) error {
-	req, err := decodeCreate(c.Request(), s.bodyLimit)
+func (a *api) createOperation(c echo.Context) error {
+	req, err := decodeCreate(c.Request(), a.bodyLimit)
 	if he := (*echo.HTTPError)(nil); errors.As(err, &he) &&
 		(he.Code == http.StatusRequestEntityTooLarge || he.Code == http.StatusUnsupportedMediaType) {
 		return unread(c, err) // the rest of the body is not wanted
@@ -111,12 +128,12 @@ func (s *server) createOperation(c echo.Context) error {
 	if err := checkPayloadShape(req.Payload); err != nil {
 		return err
 	}
-	release, err := s.createSlot(c)
+	release, err := a.createSlot(c)
 	if err != nil {
 		return err
 	}
 	defer release()
-	t, ok := s.targets.Target(req.Target)
+	t, ok := a.targets.Target(req.Target)
 	if !ok {
 		return ledger.Errorf(ledger.EInvalid, "unknown target %q", req.Target)
 	}
@@ -125,7 +142,7 @@ func (s *server) createOperation(c echo.Context) error {
 		Payload: req.Payload, Deadline: req.deadline, RetryWindow: t.RetryWindow, Bind: t.Bind,
 	}
 	if n.Deadline == nil && t.Deadline > 0 {
-		d := s.now().Add(t.Deadline)
+		d := a.now().Add(t.Deadline)
 		n.Deadline = &d
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 30*time.Second)
@@ -133,7 +150,7 @@ func (s *server) createOperation(c echo.Context) error {
 	// The creation event names this request, as the log line and the
 	// client's X-Request-Id do.
 	ctx = ledger.NewContextWithRequestID(ctx, c.Response().Header().Get(echo.HeaderXRequestID))
-	op, created, err := s.store.Create(ctx, n)
+	op, created, err := a.store.Create(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -142,15 +159,15 @@ func (s *server) createOperation(c echo.Context) error {
 		status = http.StatusCreated
 		c.Response().Header().Set(echo.HeaderLocation, "/api/v1/operations/"+op.ID)
 	}
-	return c.JSON(status, s.present(op))
+	return c.JSON(status, a.present(op))
 }
 
-func (s *server) getOperation(c echo.Context) error {
-	op, err := s.store.Summary(c.Request().Context(), tenantOf(c), c.Param("id"))
+func (a *api) getOperation(c echo.Context) error {
+	op, err := a.store.Summary(c.Request().Context(), tenantOf(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.present(op))
+	return c.JSON(http.StatusOK, a.present(op))
 }
 
 type listJSON struct {
@@ -158,7 +175,7 @@ type listJSON struct {
 	NextCursor string          `json:"next_cursor,omitempty"`
 }
 
-func (s *server) listOperations(c echo.Context) error {
+func (a *api) listOperations(c echo.Context) error {
 	f := ledger.ListFilter{
 		Tenant:    tenantOf(c),
 		IntentRef: c.QueryParam("intent_ref"),
@@ -172,13 +189,13 @@ func (s *server) listOperations(c echo.Context) error {
 		}
 		f.Limit = n
 	}
-	page, err := s.store.List(c.Request().Context(), f)
+	page, err := a.store.List(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
 	out := listJSON{Operations: make([]operationJSON, 0, len(page.Operations)), NextCursor: page.Next}
 	for _, op := range page.Operations {
-		out.Operations = append(out.Operations, s.present(op))
+		out.Operations = append(out.Operations, a.present(op))
 	}
 	return c.JSON(http.StatusOK, out)
 }

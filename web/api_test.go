@@ -19,7 +19,7 @@ const charge = `{"target":"payments","operation_type":"charge","intent_ref":"app
 func TestAPI_Create(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serve(t, open(t), web.Config{BodyLimit: 4096})
+		e := serve(t, open(t), web.Config{Limits: web.Limits{BodyLimit: 4096}})
 
 		first := e.post(charge)
 		if first.status != http.StatusCreated {
@@ -218,7 +218,7 @@ func TestAPI_List(t *testing.T) {
 func TestAPI_ConcurrentCreate(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serve(t, open(t), web.Config{MaxCreates: 64})
+		e := serve(t, open(t), web.Config{Limits: web.Limits{MaxCreates: 64}})
 		race := func(body func(i int) string) map[int]int {
 			var (
 				wg       sync.WaitGroup

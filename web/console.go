@@ -17,6 +17,8 @@ import (
 
 	"settle/auth"
 	"settle/ledger"
+	"settle/resolve"
+	"settle/target"
 	"settle/views"
 )
 
@@ -51,7 +53,7 @@ type ConsoleRoute struct {
 // feature's handler. A route without a permission is refused at start-up,
 // and the authorization matrix test fails for a route it has no case for.
 func consoleTable(f features) []ConsoleRoute {
-	return slices.Concat(f.operations.routes(), f.escalations.routes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.adminRoutes())
+	return slices.Concat(f.operations.routes(), f.escalations.routes(), f.review.routes(), f.figures.routes(), f.targets.routes(), f.admin.routes())
 }
 
 // pages is what every console page shares: the clock, the log, and the
@@ -63,32 +65,43 @@ type pages struct {
 }
 
 // features are the console's handlers, one struct per feature holding
-// only what it uses, built here from the server's parts. The features
-// still on *server are the ones not yet moved to a struct of their own.
+// only what it uses, each built here from the pages bundle and the
+// configuration. A new page is its feature's handler, view model, templ
+// file and one row in that feature's routes.
 type features struct {
-	*server
 	operations  *operationPages
 	escalations *escalations
+	review      *review
 	figures     *figures
 	targets     *targetPages
-	review      *review
+	admin       *admin
 }
 
-func newFeatures(s *server, cfg Config) features {
-	return features{server: s,
-		operations:  &operationPages{pages: s.pages, store: s.store, targets: s.targets},
-		escalations: &escalations{pages: s.pages, resolve: s.resolve, targets: s.targets},
-		figures:     &figures{pages: s.pages, store: s.store},
-		review:      &review{pages: s.pages, store: s.store, targets: s.targets},
-		targets: &targetPages{pages: s.pages, contracts: s.contracts, names: s.targets, drills: s.store,
+func newFeatures(pg pages, cfg Config) features {
+	var contracts resolve.Contracts
+	if cfg.Contracts != nil {
+		contracts = cfg.Contracts
+	}
+	client := cfg.Client
+	if client == nil {
+		client = target.NewClient(target.ClientOptions{})
+	}
+	return features{
+		operations: &operationPages{pages: pg, store: cfg.Store, targets: cfg.Targets},
+		escalations: &escalations{pages: pg, targets: cfg.Targets,
+			resolve: resolve.New(cfg.Store, contracts, client, pg.now)},
+		review:  &review{pages: pg, store: cfg.Store, targets: cfg.Targets},
+		figures: &figures{pages: pg, store: cfg.Store},
+		targets: &targetPages{pages: pg, contracts: cfg.Contracts, names: cfg.Targets, drills: cfg.Store,
 			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
+		admin: &admin{pages: pg, store: cfg.Store, callbackPolicy: cfg.CallbackPolicy},
 	}
 }
 
 // ConsoleRoutes returns a copy of the console's route table, for tests and
 // documentation.
 func ConsoleRoutes() []ConsoleRoute {
-	return consoleTable(newFeatures(&server{}, Config{}))
+	return consoleTable(newFeatures(pages{}, Config{}))
 }
 
 // signInPaths are the auth package's own routes: they are public, and
@@ -97,7 +110,7 @@ var signInPaths = []string{"/login", "/login/demo", "/logout", "/auth/callback"}
 
 func (s *server) routesConsole(e *echo.Echo, cfg Config) {
 	s.signIn.Register(e)
-	for _, r := range consoleTable(newFeatures(s, cfg)) {
+	for _, r := range consoleTable(newFeatures(s.pages, cfg)) {
 		if r.Permission == "" && !r.Public {
 			panic(fmt.Sprintf("web: console route %s %s declares no permission", r.Method, r.Path))
 		}

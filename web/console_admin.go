@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -16,32 +17,51 @@ import (
 // admin page lists.
 const givenUpShown = 10
 
-// adminRoutes are the console's pages for API tokens and callbacks (admins).
-func (s *server) adminRoutes() []ConsoleRoute {
+// admin is the console's pages for API tokens and callbacks (admins):
+// the read-only switch, each tenant's tokens, callback endpoint, given-up
+// notifications, request parameters and recent admin actions.
+type admin struct {
+	pages
+	store interface {
+		ListTokens(ctx context.Context, tenant string) ([]ledger.Token, error)
+		CreateToken(ctx context.Context, t ledger.Token) error
+		RevokeToken(ctx context.Context, tenant, id string, t time.Time) error
+		GetCallback(ctx context.Context, tenant string) (ledger.Callback, error)
+		SetCallback(ctx context.Context, tenant, url string, secret []byte, now time.Time) error
+		RemoveCallback(ctx context.Context, tenant string) error
+		GivenUpNotifications(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error)
+		RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error)
+		ListTenantParams(ctx context.Context, tenant string) ([]ledger.TenantParam, error)
+		Actions(ctx context.Context, f ledger.ActionFilter) ([]ledger.Action, error)
+	}
+	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
+}
+
+func (ad *admin) routes() []ConsoleRoute {
 	return []ConsoleRoute{
-		{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: s.adminPage},
+		{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: ad.adminPage},
 		{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
-			handle: s.adminTenantPage},
+			handle: ad.adminTenantPage},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
-			handle: s.createToken},
+			handle: ad.createToken},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
-			handle: s.revokeToken},
+			handle: ad.revokeToken},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
-			handle: s.setCallback},
+			handle: ad.setCallback},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
-			handle: s.removeCallback},
+			handle: ad.removeCallback},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/retry", Permission: auth.ManageHooks, Tenanted: true,
-			handle: s.retryCallbacks},
+			handle: ad.retryCallbacks},
 	}
 }
 
 // adminPage shows the read-only switch and the tenants the administrator
 // manages. An administrator of every tenant names one (settle keeps no
 // list of tenants): ?tenant= sends them to its page.
-func (s *server) adminPage(c echo.Context) error {
+func (ad *admin) adminPage(c echo.Context) error {
 	p := auth.FromContext(c.Request().Context())
 	all, tenants := p.Tenants(auth.ManageTokens)
-	v := views.AdminPage{AllTenants: all, ReadOnlyText: readOnlyText(s.readOnly)}
+	v := views.AdminPage{AllTenants: all, ReadOnlyText: readOnlyText(ad.readOnly)}
 	if t := c.QueryParam("tenant"); t != "" {
 		if ledger.ValidTenant(t) && p.Can(auth.ManageTokens, t, "") {
 			return c.Redirect(http.StatusSeeOther, adminTenantHref(t))
@@ -51,9 +71,9 @@ func (s *server) adminPage(c echo.Context) error {
 	for _, t := range tenants {
 		v.Tenants = append(v.Tenants, views.Link{Label: t, Href: adminTenantHref(t)})
 	}
-	v.Layout = s.layout(c, "Admin", "admin")
+	v.Layout = ad.layout(c, "Admin", "admin")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Admin(v))
+	return ad.render(c, http.StatusOK, views.Admin(v))
 }
 
 // readOnlyText says what the read-only switch is set to. It is set when
@@ -71,7 +91,7 @@ func adminTenantHref(tenant string) string { return "/admin/tenants/" + url.Path
 // adminTenant is the tenant a per-tenant admin request names, when p may
 // do perm on it; anything else answers like an unknown tenant, as does
 // every tenant on a server configured without a token store.
-func (s *server) adminTenant(c echo.Context, perm auth.Permission) (*auth.Principal, string, error) {
+func (ad *admin) adminTenant(c echo.Context, perm auth.Permission) (*auth.Principal, string, error) {
 	p := auth.FromContext(c.Request().Context())
 	t := c.Param("tenant")
 	if !ledger.ValidTenant(t) || !p.Can(perm, t, "") {
@@ -80,30 +100,30 @@ func (s *server) adminTenant(c echo.Context, perm auth.Permission) (*auth.Princi
 	return p, t, nil
 }
 
-func (s *server) adminTenantPage(c echo.Context) error {
-	p, tenant, err := s.adminTenant(c, auth.ManageTokens)
+func (ad *admin) adminTenantPage(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
-	v, err := s.adminTenantView(c, p, tenant)
+	v, err := ad.adminTenantView(c, p, tenant)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, views.AdminTenant(v))
+	return ad.render(c, http.StatusOK, views.AdminTenant(v))
 }
 
 // adminTenantView builds one tenant's admin page: tokens (ids only),
 // the callback endpoint (never its secret), the request parameters
 // (read-only: they are set with settle tenant set) and the recent admin
 // actions.
-func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant string) (views.AdminTenantPage, error) {
-	ctx, now := c.Request().Context(), s.now()
+func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant string) (views.AdminTenantPage, error) {
+	ctx, now := c.Request().Context(), ad.now()
 	base := adminTenantHref(tenant)
 	v := views.AdminTenantPage{Tenant: tenant, CreateToken: base + "/tokens", Back: "/admin",
 		Callbacks:   p.Can(auth.ManageHooks, tenant, ""),
 		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove",
 		RetryCallbacks: base + "/callback/retry"}
-	tokens, err := s.store.ListTokens(ctx, tenant)
+	tokens, err := ad.store.ListTokens(ctx, tenant)
 	if err != nil {
 		return v, err
 	}
@@ -116,11 +136,11 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 		v.Tokens = append(v.Tokens, row)
 	}
 	if v.Callbacks {
-		cb, err := s.store.GetCallback(ctx, tenant)
+		cb, err := ad.store.GetCallback(ctx, tenant)
 		switch ledger.ErrorCode(err) {
 		case "":
 			v.Callback = &views.CallbackView{URL: ledger.PlainText(cb.URL, 2048), Updated: timeView(&cb.UpdatedAt, now, "")}
-			g, err := s.store.GivenUpNotifications(ctx, tenant, givenUpShown)
+			g, err := ad.store.GivenUpNotifications(ctx, tenant, givenUpShown)
 			if err != nil {
 				return v, err
 			}
@@ -135,7 +155,7 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 			return v, err
 		}
 	}
-	ps, err := s.store.ListTenantParams(ctx, tenant)
+	ps, err := ad.store.ListTenantParams(ctx, tenant)
 	if err != nil {
 		return v, err
 	}
@@ -144,12 +164,12 @@ func (s *server) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 		v.Params = append(v.Params, views.ParamRow{Name: p.Name, Value: ledger.PlainText(p.Value, 4*ledger.MaxTenantParamValue),
 			Updated: timeView(&p.UpdatedAt, now, "")})
 	}
-	acts, err := s.store.Actions(ctx, ledger.ActionFilter{Tenant: tenant})
+	acts, err := ad.store.Actions(ctx, ledger.ActionFilter{Tenant: tenant})
 	if err != nil {
 		return v, err
 	}
 	v.Actions = adminActions(acts, now)
-	v.Layout = s.layout(c, "Admin · "+tenant, "admin")
+	v.Layout = ad.layout(c, "Admin · "+tenant, "admin")
 	v.ServedIn = servedIn(c)
 	return v, nil
 }
@@ -193,36 +213,36 @@ func adminActions(acts []ledger.Action, now time.Time) []views.ActionRow {
 
 // createToken issues an API token and shows its secret on this response
 // only: it is never stored, never in a URL, and the page is not cached.
-func (s *server) createToken(c echo.Context) error {
-	p, tenant, err := s.adminTenant(c, auth.ManageTokens)
+func (ad *admin) createToken(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
-	secret, t, err := ledger.NewToken(tenant, s.now())
+	secret, t, err := ledger.NewToken(tenant, ad.now())
 	if err != nil {
 		return err
 	}
-	if err := s.store.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
+	if err := ad.store.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
 		return err
 	}
-	s.log.Info("token created", "tenant", tenant, "token_id", t.ID,
+	ad.log.Info("token created", "tenant", tenant, "token_id", t.ID,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	v := views.SecretPage{Heading: "New API token", Tenant: tenant, Label: "API token", ID: t.ID, Secret: secret,
 		Note: "Copy it now: settle keeps only its hash and will never show it again. A client service sends it as “Authorization: Bearer …”.",
 		Back: adminTenantHref(tenant)}
-	v.Layout = s.layout(c, "New API token", "admin")
+	v.Layout = ad.layout(c, "New API token", "admin")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Secret(v))
+	return ad.render(c, http.StatusOK, views.Secret(v))
 }
 
 // revokeToken revokes one of the tenant's tokens. Another tenant's token
 // answers like an unknown one.
-func (s *server) revokeToken(c echo.Context) error {
-	p, tenant, err := s.adminTenant(c, auth.ManageTokens)
+func (ad *admin) revokeToken(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
-	err = s.store.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), s.now())
+	err = ad.store.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), ad.now())
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}
@@ -234,44 +254,44 @@ func (s *server) revokeToken(c echo.Context) error {
 
 // setCallback sets the tenant's endpoint with a fresh signing secret,
 // shown on this response only.
-func (s *server) setCallback(c echo.Context) error {
-	p, tenant, err := s.adminTenant(c, auth.ManageHooks)
+func (ad *admin) setCallback(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageHooks)
 	if err != nil {
 		return err
 	}
 	raw := c.FormValue("url")
-	if err := s.callbackPolicy.CheckURL(raw); err != nil {
-		v, verr := s.adminTenantView(c, p, tenant)
+	if err := ad.callbackPolicy.CheckURL(raw); err != nil {
+		v, verr := ad.adminTenantView(c, p, tenant)
 		if verr != nil {
 			return verr
 		}
 		v.Problem, v.CallbackURL = ledger.ErrorMessage(err), raw
-		return s.render(c, http.StatusUnprocessableEntity, views.AdminTenant(v))
+		return ad.render(c, http.StatusUnprocessableEntity, views.AdminTenant(v))
 	}
 	secret, err := ledger.NewCallbackSecret()
 	if err != nil {
 		return err
 	}
-	if err := s.store.SetCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, raw, []byte(secret), s.now()); err != nil {
+	if err := ad.store.SetCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, raw, []byte(secret), ad.now()); err != nil {
 		return err
 	}
 	v := views.SecretPage{Heading: "Callback endpoint set", Tenant: tenant, Label: "Signing secret",
 		ID: ledger.PlainText(raw, 2048), Secret: secret,
 		Note: "Copy it now: it is shown only once. settle signs every notification with it (Settle-Signature: HMAC-SHA256 keyed with this text).",
 		Back: adminTenantHref(tenant)}
-	v.Layout = s.layout(c, "Callback endpoint set", "admin")
+	v.Layout = ad.layout(c, "Callback endpoint set", "admin")
 	v.ServedIn = servedIn(c)
-	return s.render(c, http.StatusOK, views.Secret(v))
+	return ad.render(c, http.StatusOK, views.Secret(v))
 }
 
 // removeCallback removes the tenant's endpoint; its undelivered
 // notifications are discarded by the store.
-func (s *server) removeCallback(c echo.Context) error {
-	p, tenant, err := s.adminTenant(c, auth.ManageHooks)
+func (ad *admin) removeCallback(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageHooks)
 	if err != nil {
 		return err
 	}
-	err = s.store.RemoveCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant)
+	err = ad.store.RemoveCallback(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant)
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}
@@ -284,16 +304,16 @@ func (s *server) removeCallback(c echo.Context) error {
 // retryCallbacks makes the tenant's given-up notifications due again, each
 // with its attempts counted afresh, as `settle callback retry` does; the
 // store records the retry among the tenant's recent changes.
-func (s *server) retryCallbacks(c echo.Context) error {
-	p, tenant, err := s.adminTenant(c, auth.ManageHooks)
+func (ad *admin) retryCallbacks(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageHooks)
 	if err != nil {
 		return err
 	}
-	n, err := s.store.RetryGivenUp(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, s.now())
+	n, err := ad.store.RetryGivenUp(actingAs(c, p, auth.ManageHooks, tenant, ""), tenant, ad.now())
 	if err != nil {
 		return err
 	}
-	s.log.Info("given-up callbacks retried", "tenant", tenant, "notifications", n,
+	ad.log.Info("given-up callbacks retried", "tenant", tenant, "notifications", n,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	return c.Redirect(http.StatusSeeOther, adminTenantHref(tenant))
 }

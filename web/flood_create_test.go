@@ -21,7 +21,7 @@ func TestLimits_SlowCreatesHoldNoSlot(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		limits := testLimits
 		limits.ReadTimeout = 5 * time.Second // longer than the test: only the order of reading protects
-		e, _ := serveHTTP(t, open(t), web.Config{MaxCreates: 2, CreateWait: 200 * time.Millisecond}, limits)
+		e, _ := serveHTTP(t, open(t), web.Config{Limits: web.Limits{MaxCreates: 2, CreateWait: 200 * time.Millisecond}}, limits)
 		body := createWith("slow", `{"amount":1}`)
 		for range 6 {
 			c := e.dial()
@@ -45,7 +45,7 @@ func TestLimits_CreatesPerTenant(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
 		g := gatedStore{store: s, entered: make(chan struct{}, 8), gate: make(chan struct{})}
-		e := serve(t, s, web.Config{Store: g, MaxCreates: 3, MaxCreatesPerTenant: 2, CreateWait: 200 * time.Millisecond})
+		e := serve(t, s, web.Config{Store: g, Limits: web.Limits{MaxCreates: 3, MaxCreatesPerTenant: 2, CreateWait: 200 * time.Millisecond}})
 		var wg sync.WaitGroup
 		held := make(chan response, 2)
 		for i := range 2 {

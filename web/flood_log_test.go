@@ -21,8 +21,7 @@ func TestLimits_OverloadLoggedAtWarnRateLimited(t *testing.T) {
 		s := open(t)
 		var logs lockedBuffer
 		g := gatedStore{store: s, entered: make(chan struct{}, 1), gate: make(chan struct{})}
-		e := serve(t, s, web.Config{Store: g, MaxCreates: 1, CreateWait: 10 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		e := serve(t, s, web.Config{Store: g, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Limits: web.Limits{MaxCreates: 1, CreateWait: 10 * time.Millisecond}})
 		held := make(chan response, 1)
 		go func() { held <- e.post(createWith("held", `{"amount":1}`)) }()
 		<-g.entered

@@ -31,7 +31,7 @@ func TestWebhook_RealDeliveryDuringSlowForgedFlood(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
-		e := serveHooks(t, s, web.Config{MaxWebhookReads: 8, WebhookWait: 200 * time.Millisecond}, testLimits)
+		e := serveHooks(t, s, web.Config{Limits: web.Limits{MaxWebhookReads: 8, WebhookWait: 200 * time.Millisecond}}, testLimits)
 		ctx, stop := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		forged := `{"id":"evt_forged","pad":"` + strings.Repeat("f", 900) + `"}`
@@ -86,7 +86,7 @@ func TestWebhook_RealDeliveryDuringSlowForgedFlood(t *testing.T) {
 func TestWebhook_SlowBodyTimesOut(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serveHooks(t, open(t), web.Config{WebhookBodyTimeout: 300 * time.Millisecond}, testLimits)
+		e := serveHooks(t, open(t), web.Config{Limits: web.Limits{WebhookBodyTimeout: 300 * time.Millisecond}}, testLimits)
 		body := `{"id":"evt_slow","type":"charge.succeeded","data":{"id":"ch_1","amount":5}}`
 		c := e.dial()
 		start := time.Now()

@@ -112,7 +112,7 @@ func TestWebhook_TargetBodyLimitChunked(t *testing.T) {
 func TestWebhook_BodiesReadAtOnceAreBounded(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serveHooks(t, open(t), web.Config{MaxWebhookReads: 2, WebhookWait: 200 * time.Millisecond}, testLimits)
+		e := serveHooks(t, open(t), web.Config{Limits: web.Limits{MaxWebhookReads: 2, WebhookWait: 200 * time.Millisecond}}, testLimits)
 		body := []byte(`{"id":"evt_%d","type":"charge.succeeded","data":{"id":"ch_1","amount":5}}`)
 		bodyOf := func(i int) string { return fmt.Sprintf(string(body), i) }
 		var held []net.Conn

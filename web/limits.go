@@ -84,12 +84,12 @@ func (r *tokenRates) wait(token string) time.Duration {
 
 // rateLimit answers 429 rate_limited, with Retry-After in whole seconds,
 // to a token that has spent its burst.
-func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+func (a *api) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.rates == nil {
+		if a.rates == nil {
 			return next(c)
 		}
-		if d := s.rates.wait(c.Get(tokenKey).(string)); d > 0 {
+		if d := a.rates.wait(c.Get(tokenKey).(string)); d > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 			return echo.NewHTTPError(http.StatusTooManyRequests,
 				"this API token sent more than its rate allows; retry after the Retry-After header's seconds")
@@ -155,8 +155,8 @@ func (cs *createSlots) acquire(ctx context.Context, tenant string) (release func
 // a slot is free for up to the wait; then 503 overloaded with Retry-After:
 // 1. The body is read first so that a client trickling one in holds no
 // slot while it does.
-func (s *server) createSlot(c echo.Context) (release func(), err error) {
-	release, ok := s.creates.acquire(c.Request().Context(), tenantOf(c))
+func (a *api) createSlot(c echo.Context) (release func(), err error) {
+	release, ok := a.creates.acquire(c.Request().Context(), tenantOf(c))
 	if !ok {
 		c.Response().Header().Set("Retry-After", "1")
 		return nil, echo.NewHTTPError(http.StatusServiceUnavailable,

@@ -44,7 +44,7 @@ func TestLimits_PayloadShape(t *testing.T) {
 		return b.String() + "}"
 	}
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
-		e := serve(t, open(t), web.Config{BodyLimit: 1 << 20})
+		e := serve(t, open(t), web.Config{Limits: web.Limits{BodyLimit: 1 << 20}})
 		for _, c := range []struct {
 			name, payload string
 			status        int
@@ -98,7 +98,7 @@ func TestLimits_ConcurrentCreates(t *testing.T) {
 		s := open(t)
 		g := gatedStore{store: s, entered: make(chan struct{}, 8), gate: make(chan struct{})}
 		const wait = 200 * time.Millisecond
-		e := serve(t, s, web.Config{Store: g, MaxCreates: 2, MaxCreatesPerTenant: 2, CreateWait: wait})
+		e := serve(t, s, web.Config{Store: g, Limits: web.Limits{MaxCreates: 2, MaxCreatesPerTenant: 2, CreateWait: wait}})
 
 		var wg sync.WaitGroup
 		held := make(chan response, 2)
@@ -149,7 +149,7 @@ func TestLimits_RatePerToken(t *testing.T) {
 		// The limiter reads the server's clock, which only this test moves:
 		// a slow machine between two requests refills no bucket.
 		clk := ledgertest.NewClock()
-		e := serve(t, open(t), web.Config{RateLimit: 5, RateBurst: 3, Now: clk.Now})
+		e := serve(t, open(t), web.Config{Now: clk.Now, Limits: web.Limits{RateLimit: 5, RateBurst: 3}})
 		other := e.newToken("acme")
 		for i := range 3 {
 			if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {

@@ -43,7 +43,7 @@ func TestOpenAPI_Conformance(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		s := open(t)
-		e := serve(t, s, web.Config{BodyLimit: 4096})
+		e := serve(t, s, web.Config{Limits: web.Limits{BodyLimit: 4096}})
 		// A second server over the same tokens whose ledger fails; its
 		// exchanges count towards the same document's coverage.
 		down := serve(t, s, web.Config{Store: failingStore{s}})
@@ -154,14 +154,14 @@ func TestOpenAPI_Conformance(t *testing.T) {
 		// 429 on every operation, from a server whose tokens may send one
 		// request and then one a minute; 503 from one whose only create
 		// slot is held.
-		limited := serve(t, s, web.Config{RateLimit: 1.0 / 60, RateBurst: 1})
+		limited := serve(t, s, web.Config{Limits: web.Limits{RateLimit: 1.0 / 60, RateBurst: 1}})
 		limited.api, limited.client, limited.token = e.api, e.client, e.token
 		want(limited.do(http.MethodGet, "/api/v1/operations", "", nil), http.StatusOK, "")
 		want(limited.post(charge), http.StatusTooManyRequests, "rate_limited")
 		want(limited.do(http.MethodGet, "/api/v1/operations/"+id, "", nil), http.StatusTooManyRequests, "rate_limited")
 		want(limited.do(http.MethodGet, "/api/v1/operations", "", nil), http.StatusTooManyRequests, "rate_limited")
 		gated := gatedStore{store: s, entered: make(chan struct{}, 1), gate: make(chan struct{})}
-		busy := serve(t, s, web.Config{Store: gated, MaxCreates: 1, CreateWait: 50 * time.Millisecond})
+		busy := serve(t, s, web.Config{Store: gated, Limits: web.Limits{MaxCreates: 1, CreateWait: 50 * time.Millisecond}})
 		busy.api, busy.client, busy.token = e.api, e.client, e.token
 		held := make(chan response, 1)
 		go func() { held <- busy.post(strings.Replace(charge, "approval-1", "held", 1)) }()

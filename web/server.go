@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"settle/ledger"
-	"settle/resolve"
 	"settle/target"
 )
 
@@ -63,32 +62,9 @@ type Config struct {
 	// serves Metrics(reg) on a listener of its own.
 	MetricsElsewhere bool
 
-	// Limits on what requests may hold at once.
-	BodyLimit int64 // bytes; 0 means DefaultBodyLimit
-
-	// RateLimit is each API token's sustained requests per second, with
-	// bursts of RateBurst; 0 means DefaultRateLimit (and DefaultRateBurst),
-	// negative means unlimited.
-	RateLimit float64
-	RateBurst int
-	// MaxCreates caps creates in progress; one more waits up to CreateWait
-	// for a slot, then is refused with 503. 0 means the defaults.
-	// MaxCreatesPerTenant caps those of one tenant (at most MaxCreates);
-	// 0 leaves a quarter of MaxCreates, at least one, to other tenants.
-	MaxCreates          int
-	MaxCreatesPerTenant int
-	CreateWait          time.Duration
-
-	// MaxWebhookReads and WebhookReadBytes cap webhook bodies read or
-	// held at once, by count and by bytes reserved (Content-Length, or
-	// the target's limit); one more sheds the oldest bodies still
-	// arriving, or waits up to WebhookWait, then is refused with 503.
-	// WebhookBodyTimeout is how long a body may take to arrive whole.
-	// 0 means the defaults.
-	MaxWebhookReads    int
-	WebhookReadBytes   int64
-	WebhookWait        time.Duration
-	WebhookBodyTimeout time.Duration
+	// Limits bounds what API requests and webhook deliveries may hold
+	// at once; the zero Limits is the defaults.
+	Limits Limits
 
 	// The console. SignIn nil means no console at all: only the API,
 	// webhooks and operational endpoints are served.
@@ -108,60 +84,64 @@ type Config struct {
 	MaxDrillAge time.Duration
 }
 
+// Limits bounds what requests may hold at once; a zero field means its
+// default.
+type Limits struct {
+	BodyLimit int64 // API request body, bytes; 0 means DefaultBodyLimit
+
+	// RateLimit is each API token's sustained requests per second, with
+	// bursts of RateBurst; 0 means DefaultRateLimit (and DefaultRateBurst),
+	// negative means unlimited.
+	RateLimit float64
+	RateBurst int
+	// MaxCreates caps creates in progress; one more waits up to CreateWait
+	// for a slot, then is refused with 503. 0 means the defaults.
+	// MaxCreatesPerTenant caps those of one tenant (at most MaxCreates);
+	// 0 leaves a quarter of MaxCreates, at least one, to other tenants.
+	MaxCreates          int
+	MaxCreatesPerTenant int
+	CreateWait          time.Duration
+
+	// MaxWebhookReads and WebhookReadBytes cap webhook bodies read or
+	// held at once, by count and by bytes reserved (Content-Length, or
+	// the target's limit); one more sheds the oldest bodies still
+	// arriving, or waits up to WebhookWait, then is refused with 503.
+	// WebhookBodyTimeout is how long a body may take to arrive whole.
+	MaxWebhookReads    int
+	WebhookReadBytes   int64
+	WebhookWait        time.Duration
+	WebhookBodyTimeout time.Duration
+}
+
 // Contracts resolves target names to contracts (*target.Set does).
 type Contracts interface {
 	Get(name string) (*target.Contract, bool)
 }
 
+// server is what wiring the Echo instance needs: the error handler's log
+// and shed log, readiness's store ping, the console's sign-in and the
+// pages bundle its authorization and error pages use. Each feature's
+// handlers are a struct of their own (api, webhooks, features).
 type server struct {
 	pages
-	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
-
-	store          Store
-	targets        Targets
-	bodyLimit      int64
-	contracts      Contracts
-	client         *target.Client
-	resolve        *resolve.Service
-	webhookSecrets map[string][]byte
-	webhookCount   *prometheus.CounterVec
-	webhookReads   *webhookBudget
-	// webhookBodyTimeout bounds the time a webhook body takes to arrive.
-	webhookBodyTimeout time.Duration
-	shed               *sheddingLog // refusals a flood drives, rate-limited
-	rates              *tokenRates  // nil: unlimited
-	creates            *createSlots
-	signIn             SignIn // nil: no console
+	store interface {
+		Ping(ctx context.Context) error
+	}
+	shed   *sheddingLog // refusals a flood drives, rate-limited
+	signIn SignIn       // nil: no console
 }
 
 // New returns the configured Echo server.
 func New(cfg Config) *echo.Echo {
-	s := &server{
-		store: cfg.Store, targets: cfg.Targets,
-		bodyLimit: positive(cfg.BodyLimit, DefaultBodyLimit), pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly},
-		contracts: cfg.Contracts, client: cfg.Client, webhookSecrets: cfg.WebhookSecrets,
-		signIn: cfg.SignIn, callbackPolicy: cfg.CallbackPolicy,
-	}
+	s := &server{store: cfg.Store, signIn: cfg.SignIn,
+		pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.client == nil {
-		s.client = target.NewClient(target.ClientOptions{})
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	var contracts resolve.Contracts
-	if cfg.Contracts != nil {
-		contracts = cfg.Contracts
-	}
-	s.resolve = resolve.New(s.store, contracts, s.client, s.now)
-	s.rates = newTokenRates(cfg.RateLimit, cfg.RateBurst, s.now)
 	s.shed = newSheddingLog(s.log)
-	s.webhookReads = newWebhookBudget(positive(cfg.WebhookReadBytes, DefaultWebhookReadBytes),
-		positive(cfg.MaxWebhookReads, DefaultMaxWebhookReads), positive(cfg.WebhookWait, DefaultWebhookWait))
-	s.webhookBodyTimeout = positive(cfg.WebhookBodyTimeout, DefaultWebhookBodyTimeout)
-	s.creates = newCreateSlots(cfg.MaxCreates, cfg.MaxCreatesPerTenant, cfg.CreateWait)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
@@ -212,11 +192,18 @@ func New(cfg Config) *echo.Echo {
 	if !cfg.MetricsElsewhere {
 		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	}
-	if s.contracts != nil {
-		s.webhookCount = newWebhookCounter(reg)
-		e.POST("/webhooks/:target", s.receiveWebhook)
+	if cfg.Contracts != nil {
+		wh := &webhooks{contracts: cfg.Contracts, secrets: cfg.WebhookSecrets, store: cfg.Store, now: s.now,
+			count: newWebhookCounter(reg), shed: s.shed,
+			reads: newWebhookBudget(positive(cfg.Limits.WebhookReadBytes, DefaultWebhookReadBytes),
+				positive(cfg.Limits.MaxWebhookReads, DefaultMaxWebhookReads), positive(cfg.Limits.WebhookWait, DefaultWebhookWait)),
+			bodyTimeout: positive(cfg.Limits.WebhookBodyTimeout, DefaultWebhookBodyTimeout)}
+		e.POST("/webhooks/:target", wh.receiveWebhook)
 	}
-	s.routesAPI(e)
+	a := &api{store: cfg.Store, targets: cfg.Targets, now: s.now, bodyLimit: positive(cfg.Limits.BodyLimit, DefaultBodyLimit),
+		rates:   newTokenRates(cfg.Limits.RateLimit, cfg.Limits.RateBurst, s.now),
+		creates: newCreateSlots(cfg.Limits.MaxCreates, cfg.Limits.MaxCreatesPerTenant, cfg.Limits.CreateWait)}
+	a.routes(e)
 	if s.signIn != nil {
 		s.routesConsole(e, cfg)
 	}

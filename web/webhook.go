@@ -38,16 +38,33 @@ func newWebhookCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	return c
 }
 
+// webhooks is the webhook receiver: it verifies deliveries with the
+// targets' contracts and secrets and stores them in the inbox, within the
+// replica's webhook budget.
+type webhooks struct {
+	contracts Contracts
+	secrets   map[string][]byte
+	store     interface {
+		Receive(ctx context.Context, target string, body []byte) (id int64, duplicate bool, err error)
+	}
+	now   func() time.Time
+	count *prometheus.CounterVec
+	reads *webhookBudget
+	// bodyTimeout bounds the time a webhook body takes to arrive.
+	bodyTimeout time.Duration
+	shed        *sheddingLog // refusals a flood drives, rate-limited
+}
+
 // receiveWebhook verifies a delivery's signature and stores it durably
 // before answering 2xx; matching it as evidence happens afterwards, in the
 // inbox processor, so a crash between the two loses nothing. A delivery
 // with a bad or missing signature stores nothing but a counter.
-func (s *server) receiveWebhook(c echo.Context) error {
+func (wh *webhooks) receiveWebhook(c echo.Context) error {
 	name := c.Param("target")
-	contract, ok := s.contracts.Get(name)
-	secret := s.webhookSecrets[name]
+	contract, ok := wh.contracts.Get(name)
+	secret := wh.secrets[name]
 	if !ok || contract.Webhook == nil || len(secret) == 0 {
-		s.webhookCount.WithLabelValues("-", "unknown_target").Inc()
+		wh.count.WithLabelValues("-", "unknown_target").Inc()
 		return echo.NewHTTPError(http.StatusNotFound, "no webhook is configured for this target")
 	}
 	limit := int64(WebhookBodyLimit)
@@ -58,38 +75,38 @@ func (s *server) receiveWebhook(c echo.Context) error {
 	// unsigned flood costs a header each, not a megabyte each.
 	sig := c.Request().Header.Get(contract.Webhook.SignatureHeader)
 	if err := target.CheckSignatureHeader(sig); err != nil {
-		s.webhookCount.WithLabelValues(name, "bad_signature").Inc()
-		s.shed.warn("webhook refused", "target", name, "reason", err.Error(),
+		wh.count.WithLabelValues(name, "bad_signature").Inc()
+		wh.shed.warn("webhook refused", "target", name, "reason", err.Error(),
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return unread(c, echo.NewHTTPError(http.StatusUnauthorized, "invalid signature: "+err.Error()))
 	}
 	if c.Request().ContentLength > limit {
-		s.webhookCount.WithLabelValues(name, "too_large").Inc()
+		wh.count.WithLabelValues(name, "too_large").Inc()
 		return unread(c, echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", limit)))
 	}
-	body, release, err := s.readWebhookBody(c, name, limit)
+	body, release, err := wh.readWebhookBody(c, name, limit)
 	if err != nil {
 		return err
 	}
 	defer release() // the body is held until it is stored
 	if int64(len(body)) > limit {
-		s.webhookCount.WithLabelValues(name, "too_large").Inc()
+		wh.count.WithLabelValues(name, "too_large").Inc()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", limit))
 	}
-	if err := target.Verify(sig, body, secret, contract.Webhook.Tolerance, s.now()); err != nil {
+	if err := target.Verify(sig, body, secret, contract.Webhook.Tolerance, wh.now()); err != nil {
 		result := "bad_signature"
 		if errors.Is(err, target.ErrSignatureExpired) {
 			result = "expired_signature"
 		}
-		s.webhookCount.WithLabelValues(name, result).Inc()
-		s.shed.warn("webhook refused", "target", name, "reason", err.Error(),
+		wh.count.WithLabelValues(name, result).Inc()
+		wh.shed.warn("webhook refused", "target", name, "reason", err.Error(),
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return echo.NewHTTPError(http.StatusUnauthorized, "invalid signature: "+err.Error())
 	}
 	// The write must finish even if the sender hangs up: it is the receipt.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 30*time.Second)
 	defer cancel()
-	id, dup, err := s.store.Receive(ctx, name, body)
+	id, dup, err := wh.store.Receive(ctx, name, body)
 	if err != nil {
 		return err // 500: the sender retries, nothing was acknowledged
 	}
@@ -97,7 +114,7 @@ func (s *server) receiveWebhook(c echo.Context) error {
 	if dup {
 		result = "duplicate"
 	}
-	s.webhookCount.WithLabelValues(name, result).Inc()
+	wh.count.WithLabelValues(name, result).Inc()
 	return c.JSON(http.StatusOK, map[string]any{"received": true, "delivery_id": id, "duplicate": dup})
 }
 
@@ -115,40 +132,40 @@ func unread(c echo.Context, err error) error {
 // and Retry-After, both on a closed connection; so is a delivery that
 // finds the budget held by bodies being stored. release gives the
 // budget's place back.
-func (s *server) readWebhookBody(c echo.Context, name string, limit int64) (body []byte, release func(), err error) {
+func (wh *webhooks) readWebhookBody(c echo.Context, name string, limit int64) (body []byte, release func(), err error) {
 	req := c.Request()
 	size := limit
 	if req.ContentLength >= 0 {
 		size = req.ContentLength
 	}
 	cb := &cutBody{body: req.Body, rc: http.NewResponseController(c.Response())}
-	place, ok := s.webhookReads.acquire(req.Context(), size, cb.stop)
+	place, ok := wh.reads.acquire(req.Context(), size, cb.stop)
 	if !ok {
-		s.webhookCount.WithLabelValues(name, "overloaded").Inc()
+		wh.count.WithLabelValues(name, "overloaded").Inc()
 		c.Response().Header().Set("Retry-After", "1")
 		return nil, nil, unread(c, echo.NewHTTPError(http.StatusServiceUnavailable,
 			"too many webhook deliveries in progress on this replica; retry after the Retry-After header's seconds"))
 	}
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(s.webhookBodyTimeout, func() { timedOut.Store(true); cb.stop() })
+	timer := time.AfterFunc(wh.bodyTimeout, func() { timedOut.Store(true); cb.stop() })
 	body, err = io.ReadAll(io.LimitReader(cb, limit+1))
 	timer.Stop()
-	s.webhookReads.read(place)
-	release = func() { s.webhookReads.release(place) }
+	wh.reads.read(place)
+	release = func() { wh.reads.release(place) }
 	if err == nil {
 		return body, release, nil
 	}
 	release()
 	switch {
-	case s.webhookReads.wasShed(place):
-		s.webhookCount.WithLabelValues(name, "shed").Inc()
+	case wh.reads.wasShed(place):
+		wh.count.WithLabelValues(name, "shed").Inc()
 		c.Response().Header().Set("Retry-After", "1")
 		return nil, nil, unread(c, echo.NewHTTPError(http.StatusServiceUnavailable,
 			"the body came too slowly while other deliveries waited; retry after the Retry-After header's seconds"))
 	case timedOut.Load():
-		s.webhookCount.WithLabelValues(name, "slow_body").Inc()
+		wh.count.WithLabelValues(name, "slow_body").Inc()
 		return nil, nil, unread(c, echo.NewHTTPError(http.StatusRequestTimeout,
-			fmt.Sprintf("the body did not arrive whole within %s", s.webhookBodyTimeout)))
+			fmt.Sprintf("the body did not arrive whole within %s", wh.bodyTimeout)))
 	}
 	return nil, nil, echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
 }

@@ -229,8 +229,9 @@ func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error
 	m := a.wireMetrics(reg)
 	client := targetClient(credentials, a.store)
 	webCfg := web.Config{Store: a.store, Targets: contractTargets{a.contracts}, Client: client,
-		BodyLimit: cfg.BodyLimit, Logger: a.component("http"), Metrics: reg, MetricsElsewhere: a.metricsLn != nil,
-		RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst, MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant,
+		Logger: a.component("http"), Metrics: reg, MetricsElsewhere: a.metricsLn != nil,
+		Limits: web.Limits{BodyLimit: cfg.BodyLimit, RateLimit: cfg.api.rateLimit(), RateBurst: cfg.api.burst,
+			MaxCreates: cfg.api.maxCreates, MaxCreatesPerTenant: cfg.api.perTenant},
 		Contracts: a.contracts, WebhookSecrets: secrets,
 		Retention: *cfg.retention, MaxDrillAge: time.Duration(cfg.MaxDrillAge), CallbackPolicy: cfg.callbacks}
 	console, err := consoleSignIn(ctx, cfg, a.store, a.ln.Addr().String(), a.log)

@@ -653,7 +653,7 @@ var planCases = []planCase{
 	}},
 	{name: "CreateToken", run: func(ctx context.Context, f *planFixture) error {
 		h := sha256.Sum256([]byte("plan-token"))
-		return f.s.CreateToken(ctx, ledger.Token{ID: "tok-plan", Tenant: "tenant-1", Hash: h[:], CreatedAt: f.now})
+		return f.s.CreateToken(ctx, ledger.Token{ID: "tok_0123456789ab", Tenant: "tenant-1", Hash: h[:], CreatedAt: f.now})
 	}},
 	// Every API request looks its token up.
 	{name: "TokenByHash", want: []string{"api_tokens_token_hash_key"}, run: func(ctx context.Context, f *planFixture) error {
@@ -668,7 +668,7 @@ var planCases = []planCase{
 			return err
 		}},
 	{name: "RevokeToken", want: []string{"api_tokens_pkey"}, run: func(ctx context.Context, f *planFixture) error {
-		return f.s.RevokeToken(ctx, "tenant-1", "tok-plan", f.now)
+		return f.s.RevokeToken(ctx, "tenant-1", "tok_0123456789ab", f.now)
 	}},
 	{name: "SetTenantParams/First", want: []string{"tenant_params_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.SetTenantParams(ctx, "tenant-1", map[string]string{"account": "acct_plan"}, nil, false)
