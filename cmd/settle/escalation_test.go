@@ -69,11 +69,14 @@ func TestEscalation_TwoPersonResolution(t *testing.T) {
 		t.Fatalf("figures: %v\n%s", err, csvOut)
 	}
 	today := time.Now().UTC().Format(time.DateOnly)
+	// tenant,target,day,metric,value,counts: the episode began today and
+	// was resolved by people, not automatically.
 	for _, row := range []string{
-		"acme,payments,unknown_entries:" + today + ",1", "acme,payments,resolved,1", "acme,payments,escalated,1",
-		"acme,,open_escalations,0", "acme,,payload_conflicts,1", "acme,,duplicates,0",
+		"acme,payments," + today + ",episodes_started,1,", "acme,payments," + today + ",resolved,1,",
+		"acme,payments,,resolved_by_people,1,", "acme,payments,,resolved_automatically,0,", "acme,payments,,escalations,1,",
+		"acme,,,open_escalations,0,", "acme,,,payload_conflicts,1,", "acme,,,duplicates,0,",
 	} {
-		if !strings.Contains(string(csvOut), row+"\n") {
+		if !strings.Contains(string(csvOut), "\n"+row) {
 			t.Fatalf("figures lack %q:\n%s", row, csvOut)
 		}
 	}

@@ -241,7 +241,9 @@ func duplicatesFound(t *testing.T, db string) string {
 		t.Fatalf("figures: %v", err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "acme,,duplicates,"); ok {
+		// tenant,target,day,metric,value,counts
+		if v, ok := strings.CutPrefix(line, "acme,,,duplicates,"); ok {
+			v, _, _ = strings.Cut(v, ",")
 			return v
 		}
 	}
