@@ -54,7 +54,7 @@ func (r *rig) escalationNotifier(s ledger.Store, secret []byte, logs io.Writer) 
 	}
 	return &reconciler.EscalationNotifier{Store: s, Notices: &countingNotices{EscalationStore: s.(ledger.EscalationStore)},
 		Contracts: r.set, Secrets: teamSecrets(secret), ConsoleURL: "https://settle.example/console/", Log: log,
-		Batch: 5, Tick: 20 * time.Millisecond, Lease: time.Second,
+		Batch: 5, Tick: 20 * time.Millisecond, Lease: 10 * time.Second, // never expires under a loaded -race run: no test here waits for a lease
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
 }
 
