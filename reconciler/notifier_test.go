@@ -171,7 +171,7 @@ func (r *rig) notifier(s ledger.Store, reg prometheus.Registerer, logs io.Writer
 		log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return &reconciler.Notifier{Store: s, Callbacks: &countingCallbacks{CallbackStore: s.(ledger.CallbackStore)},
-		Contracts: r.set, Log: log, Metrics: reg, TenantLabels: true, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: time.Second,
+		Contracts: r.set, Log: log, Metrics: reg, TenantLabels: true, Batch: 5, Workers: 4, Tick: 20 * time.Millisecond, Lease: 3 * time.Second, // outlasts a request on a loaded -race run
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 		// The test receivers are plain http on loopback.
 		Policy: ledger.CallbackPolicy{AllowHTTP: true, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
