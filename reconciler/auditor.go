@@ -252,7 +252,12 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 	if f.Evidence, err = json.Marshal(ev); err != nil {
 		return err
 	}
-	created, err := a.Audit.RecordFinding(ctx, f)
+	// The write is not cut short by a shutdown: a commit that reached the
+	// database but whose answer was cancelled would leave a finding that
+	// no counter ever counted (a later walk finds it already recorded).
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), findingWriteTimeout)
+	created, err := a.Audit.RecordFinding(wctx, f)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -276,6 +281,10 @@ func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Opera
 	}
 	return nil
 }
+
+// findingWriteTimeout bounds the one write the auditor lets outlive a
+// shutdown.
+const findingWriteTimeout = 5 * time.Second
 
 // visibleAfter is how long after a commit a lookup is sure to see it.
 func (a *Auditor) visibleAfter(c *target.Contract) time.Duration {
