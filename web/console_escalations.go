@@ -27,7 +27,7 @@ type escalations struct {
 
 // routes are the console's pages for the escalation queue, proposals and their decisions (owners).
 func (es *escalations) routes() []ConsoleRoute {
-	return []ConsoleRoute{
+	return append([]ConsoleRoute{
 		{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: es.escalationsPage},
 		{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: es.proposalsPage},
 		{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
@@ -38,7 +38,7 @@ func (es *escalations) routes() []ConsoleRoute {
 			handle: es.approveResolution},
 		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
 			handle: es.rejectResolution},
-	}
+	}, es.bulkRoutes()...)
 }
 
 // escQuery is the queue's state, all of it in the URL.
