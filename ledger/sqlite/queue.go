@@ -48,9 +48,10 @@ func (s *Store) ListQueue(ctx context.Context, f ledger.QueueFilter) (ledger.Pag
 		conds = append(conds, `reason LIKE `+q.arg(ledger.LikePattern(f.Reason))+` ESCAPE '\'`)
 	}
 	if f.AwaitingOthersOf != "" {
-		conds = append(conds, `EXISTS (SELECT 1 FROM resolutions r WHERE r.tenant_id = operation_ledger.tenant_id
-			AND r.operation_id = operation_ledger.operation_id AND r.decided_at IS NULL AND r.proposed_by <> `+
-			q.arg(f.AwaitingOthersOf)+`)`)
+		// Driven from the open proposals (resolutions_open_all), which are
+		// few, rather than tested for every row of a long queue.
+		conds = append(conds, `(tenant_id, operation_id) IN (SELECT tenant_id, operation_id FROM resolutions
+			WHERE decided_at IS NULL AND proposed_by <> `+q.arg(f.AwaitingOthersOf)+`)`)
 	}
 	dir, cmp := "ASC", ">"
 	if f.Newest {
