@@ -6,8 +6,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"settle/ledger"
+	"settle/ledger/storetest"
 	"settle/web"
 )
 
@@ -165,4 +167,23 @@ func (c *console) openProposals() []ledger.Resolution {
 		c.t.Fatal(err)
 	}
 	return list
+}
+
+// The page after sign-in ("/") fits the role: owners their queue,
+// managers the figures, support and admins the search.
+func TestConsole_LandingByRole(t *testing.T) {
+	t.Parallel()
+	c := newConsole(t, storetest.SQLite().New(t, time.Now).(store), web.Config{Contracts: noContracts{}})
+	for who, want := range map[string]string{"owner": "/escalations", "manager": "/figures", "support": "/operations",
+		"admin": "/operations"} {
+		b := c.as(who)
+		r := b.get("/")
+		if loc := r.header.Get("Location"); r.status != http.StatusSeeOther || loc != want {
+			t.Errorf("%s lands at %d %q, want %q", who, r.status, loc, want)
+			continue
+		}
+		if r := b.get(want); r.status != http.StatusOK {
+			t.Errorf("%s's landing page %s: %d", who, want, r.status)
+		}
+	}
 }
