@@ -444,7 +444,7 @@ func Escalations(v EscalationsPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<label for=\"bulk-reason\">Reason (the evidence you relied on) <input type=\"text\" id=\"bulk-reason\" name=\"why\" maxlength=\"500\" size=\"60\" data-testid=\"bulk-reason\"></label> <button type=\"submit\" data-testid=\"bulk-review\">Review the proposal</button></fieldset></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<label for=\"bulk-reason\">Reason (the evidence you relied on) <input type=\"text\" id=\"bulk-reason\" name=\"why\" maxlength=\"500\" data-testid=\"bulk-reason\"></label> <button type=\"submit\" data-testid=\"bulk-review\">Review the proposal</button></fieldset></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
