@@ -142,10 +142,16 @@ func (f *ListFilter) Normalize() (*Cursor, error) {
 			return nil, err
 		}
 	}
-	if f.Cursor == "" {
+	return ParseCursor(f.Cursor)
+}
+
+// ParseCursor decodes a cursor NextPage built: nil for "", EInvalid for
+// text settle did not issue.
+func ParseCursor(s string) (*Cursor, error) {
+	if s == "" {
 		return nil, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(f.Cursor)
+	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return nil, Errorf(EInvalid, "invalid cursor")
 	}

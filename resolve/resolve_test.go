@@ -99,10 +99,6 @@ func TestQueue_WhatWaitsAndForWhom(t *testing.T) {
 		if fmt.Sprint(ids(q)) != fmt.Sprint([]string{overdue.ID}) {
 			t.Errorf("overdue only: %v", ids(q))
 		}
-		q, _ = r.svc.Queue(ctx, resolve.TenantScope("acme"), resolve.QueueFilter{Order: resolve.DeadlineFirst})
-		if fmt.Sprint(ids(q)) != fmt.Sprint([]string{overdue.ID, e1.ID, e2.ID}) {
-			t.Errorf("deadline first: %v", ids(q))
-		}
 
 		// Pages of one: a new escalation arriving between pages moves
 		// nothing across them.

@@ -22,6 +22,7 @@ import (
 type Store interface {
 	ledger.Store
 	ledger.ResolutionStore
+	ledger.QueueLister // the escalation queue's pages
 	// ListQuarantine is the inbox's quarantine (ledger.InboxStore): the
 	// quarantined events that name an operation are part of its evidence.
 	ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) ([]ledger.QuarantineItem, error)

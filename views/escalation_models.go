@@ -20,6 +20,12 @@ type EscalationRow struct {
 type EscalationsPage struct {
 	Layout
 	Targets, Tenants, Shows, Sorts []Option
+	Ages                           []Option
+	Ref, Reason                    string   // the search box and the reason filter, as typed
+	Mine                           bool     // "awaiting my approval" is ticked
+	FilterQuery                    string   // the filter as a URL query, carried by the bulk form
+	BulkKinds                      []Option // the resolutions a bulk proposal may make
+	BulkMax                        string   // the most operations one bulk action takes
 	Rows                           []EscalationRow
 	Empty                          string
 	Note                           string // e.g. that a listing was cut short

@@ -27,7 +27,7 @@ type escalations struct {
 
 // routes are the console's pages for the escalation queue, proposals and their decisions (owners).
 func (es *escalations) routes() []ConsoleRoute {
-	return []ConsoleRoute{
+	return append([]ConsoleRoute{
 		{Method: http.MethodGet, Path: "/escalations", Permission: auth.Resolve, handle: es.escalationsPage},
 		{Method: http.MethodGet, Path: "/escalations/proposals", Permission: auth.Resolve, handle: es.proposalsPage},
 		{Method: http.MethodGet, Path: "/escalations/:tenant/:id", Permission: auth.Resolve, Tenanted: true,
@@ -38,29 +38,80 @@ func (es *escalations) routes() []ConsoleRoute {
 			handle: es.approveResolution},
 		{Method: http.MethodPost, Path: "/escalations/:tenant/:id/reject", Permission: auth.Resolve, Tenanted: true,
 			handle: es.rejectResolution},
-	}
+	}, es.bulkRoutes()...)
 }
 
 // escQuery is the queue's state, all of it in the URL.
 type escQuery struct {
 	Target, Tenant string
 	Show           string // "" both, "escalated", "overdue" (UNKNOWN past its deadline)
-	Sort           string // "" oldest first, "deadline", "newest"
+	Sort           string // "" oldest first, "newest"
+	Ref            string // any reference: id or id prefix, intent or remote reference
+	Reason         string // words of the recorded reason
+	Age            string // "" any, or one of queueAges: created more than that long ago
+	Mine           bool   // only proposals awaiting my approval
 	Cursor         string
 }
 
-func (q escQuery) href(cursor string) string {
+// queueAges are the age filter's choices.
+var queueAges = [][2]string{{"", "Any age"}, {"1h", "Waiting more than an hour"}, {"24h", "More than a day"},
+	{"168h", "More than a week"}}
+
+// escQueryOf reads the queue's state from the URL's query.
+func escQueryOf(qv url.Values) escQuery {
+	return escQuery{Target: qv.Get("target"), Tenant: qv.Get("tenant"), Show: qv.Get("show"), Sort: qv.Get("sort"),
+		Ref: qv.Get("q"), Reason: qv.Get("reason"), Age: qv.Get("age"), Mine: qv.Get("mine") == "1", Cursor: qv.Get("cursor")}
+}
+
+// values is q as a URL query, without its cursor.
+func (q escQuery) values() url.Values {
 	v := url.Values{}
-	for k, x := range map[string]string{"target": q.Target, "tenant": q.Tenant, "show": q.Show, "sort": q.Sort, "cursor": cursor} {
+	for k, x := range map[string]string{"target": q.Target, "tenant": q.Tenant, "show": q.Show, "sort": q.Sort,
+		"q": q.Ref, "reason": q.Reason, "age": q.Age} {
 		if x != "" {
 			v.Set(k, x)
 		}
+	}
+	if q.Mine {
+		v.Set("mine", "1")
+	}
+	return v
+}
+
+func (q escQuery) href(cursor string) string {
+	v := q.values()
+	if cursor != "" {
+		v.Set("cursor", cursor)
 	}
 	if len(v) == 0 {
 		return "/escalations"
 	}
 	return "/escalations?" + v.Encode()
 }
+
+// filter is q as the service's filter; EInvalid for an age not offered.
+func (q escQuery) filter() (resolve.QueueFilter, error) {
+	f := resolve.QueueFilter{Tenant: q.Tenant, Target: q.Target, Show: resolve.Show(q.Show), Order: resolve.Order(q.Sort),
+		Ref: q.Ref, Reason: q.Reason, AwaitingMe: q.Mine, Cursor: q.Cursor, Limit: queuePage}
+	if q.Age != "" {
+		ok := false
+		for _, a := range queueAges {
+			ok = ok || a[0] == q.Age
+		}
+		d, err := time.ParseDuration(q.Age)
+		if !ok || err != nil {
+			return f, formError("Choose an age from the list.")
+		}
+		f.OlderThan = d
+	}
+	return f, nil
+}
+
+// bulkKinds are the resolutions one bulk proposal may make ("confirm
+// succeeded" names each operation's own object).
+var bulkKinds = [][2]string{{string(ledger.KindConfirmNotApplied), "Confirm not applied"},
+	{string(ledger.KindReplay), "Authorise one same-key replay"},
+	{string(ledger.KindSupersede), "Supersede: close as not applied and register a new intent"}}
 
 // queuePage is how many operations one page of the queue shows.
 const queuePage = 100
@@ -72,10 +123,8 @@ func escalationHref(tenant, id string) string {
 func (es *escalations) escalationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	qv := c.QueryParams()
-	q := escQuery{Target: qv.Get("target"), Tenant: qv.Get("tenant"), Show: qv.Get("show"), Sort: qv.Get("sort"),
-		Cursor: qv.Get("cursor")}
-	v, err := es.escalationsView(ctx, p, q, es.now())
+	q := escQueryOf(c.QueryParams())
+	v, err := es.escalationsView(actingAs(c, p, auth.Resolve, "", ""), p, q, es.now())
 	if err != nil {
 		return err
 	}
@@ -91,12 +140,16 @@ func (es *escalations) escalationsView(ctx context.Context, p *auth.Principal, q
 		Targets: targetOptions(es.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
 		Shows: options(q.Show, [][2]string{{"", "Escalated and overdue"}, {"escalated", "Escalated"},
 			{"overdue", "Pending past the deadline"}}),
-		Sorts: options(q.Sort, [][2]string{{"", "Oldest first"}, {"deadline", "Earliest deadline first"},
-			{"newest", "Newest first"}}),
+		Sorts: options(q.Sort, [][2]string{{"", "Oldest first"}, {"newest", "Newest first"}}),
+		Ages:  options(q.Age, queueAges), Ref: q.Ref, Reason: q.Reason, Mine: q.Mine,
+		FilterQuery: q.values().Encode(), BulkKinds: options("", bulkKinds), BulkMax: strconv.Itoa(resolve.MaxBulk),
 		Empty: "Nothing waits for you: no operation of your targets is escalated or overdue.",
 	}
-	queue, err := es.resolve.Queue(ctx, resolverScope{p}, resolve.QueueFilter{Tenant: q.Tenant, Target: q.Target,
-		Show: resolve.Show(q.Show), Order: resolve.Order(q.Sort), Cursor: q.Cursor, Limit: queuePage})
+	f, err := q.filter()
+	var queue resolve.Queue
+	if err == nil {
+		queue, err = es.resolve.Queue(ctx, resolverScope{p}, f)
+	}
 	switch ledger.ErrorCode(err) {
 	case "":
 	case ledger.ENotFound:
@@ -107,10 +160,6 @@ func (es *escalations) escalationsView(ctx context.Context, p *auth.Principal, q
 		return v, nil
 	default:
 		return v, err
-	}
-	if queue.Partial {
-		v.Note = "The queue is longer than settle reads at once: it shows the newest " + countText(resolve.QueueScan, false) +
-			" of each kind; narrow by target or tenant to see the rest."
 	}
 	if q.Cursor != "" {
 		v.First = q.href("")

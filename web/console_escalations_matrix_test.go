@@ -23,6 +23,12 @@ var escalationCases = map[string]matrixCase{
 	"POST /escalations/:tenant/:id/propose": {ok: http.StatusSeeOther},
 	"POST /escalations/:tenant/:id/approve": {ok: http.StatusSeeOther},
 	"POST /escalations/:tenant/:id/reject":  {ok: http.StatusSeeOther},
+	// Not tenanted: each item is checked by the service; a page lists what
+	// was done and what was refused (another tenant's items, here).
+	"POST /escalations/bulk/review":         {ok: http.StatusOK},
+	"POST /escalations/bulk/propose":        {ok: http.StatusOK},
+	"POST /escalations/bulk/approve/review": {ok: http.StatusOK},
+	"POST /escalations/bulk/approve":        {ok: http.StatusOK},
 }
 
 // escalationPosts prepare each escalation write: its own escalated
@@ -40,7 +46,30 @@ var escalationPosts = map[string]postCase{
 		esc, r := c.proposed(op.Tenant)
 		return escPath(esc) + "/reject", url.Values{"proposal": {fmt.Sprint(r.ID)}, "reason": {"no evidence yet"}}
 	},
+	// Each bulk write names one operation of acme and one of op's tenant.
+	"POST /escalations/bulk/review": func(c *console, op ledger.Operation) (string, url.Values) {
+		return "/escalations/bulk/review", url.Values{"op": {opRef(c.escalated("acme")), opRef(c.escalated(op.Tenant))},
+			"kind": {"confirm_not_applied"}, "why": {"the target's dashboard shows no charge"}}
+	},
+	"POST /escalations/bulk/propose": func(c *console, op ledger.Operation) (string, url.Values) {
+		return "/escalations/bulk/propose", url.Values{"item": {opRef(c.escalated("acme")), opRef(c.escalated(op.Tenant))},
+			"kind": {"confirm_not_applied"}, "why": {"the target's dashboard shows no charge"}}
+	},
+	"POST /escalations/bulk/approve/review": func(c *console, op ledger.Operation) (string, url.Values) {
+		_, a := c.proposed("acme")
+		_, o := c.proposed(op.Tenant)
+		return "/escalations/bulk/approve/review", url.Values{"proposal": {proposalRef(a), proposalRef(o)}}
+	},
+	"POST /escalations/bulk/approve": func(c *console, op ledger.Operation) (string, url.Values) {
+		_, a := c.proposed("acme")
+		_, o := c.proposed(op.Tenant)
+		return "/escalations/bulk/approve", url.Values{"item": {proposalRef(a), proposalRef(o)}}
+	},
 }
+
+func opRef(op ledger.Operation) string { return op.Tenant + "/" + op.ID }
+
+func proposalRef(r ledger.Resolution) string { return r.Tenant + "/" + fmt.Sprint(r.ID) }
 
 func escPath(op ledger.Operation) string { return "/escalations/" + op.Tenant + "/" + op.ID }
 

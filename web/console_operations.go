@@ -42,7 +42,20 @@ func (o *operationPages) routes() []ConsoleRoute {
 }
 
 func consoleHome(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/operations")
+	return c.Redirect(http.StatusSeeOther, landingFor(auth.FromContext(c.Request().Context())))
+}
+
+// landingFor is where p starts after signing in (sign-in returns to "/"):
+// owners at their queue, managers at the figures, everyone else (support,
+// admins) at the search.
+func landingFor(p *auth.Principal) string {
+	switch {
+	case p.Has(auth.Resolve):
+		return "/escalations"
+	case p.Has(auth.ViewFigures):
+		return "/figures"
+	}
+	return "/operations"
 }
 
 // opsQuery is the operations page's state, all of it in the URL so that a

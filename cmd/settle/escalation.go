@@ -111,7 +111,8 @@ type escalationQueue struct {
 	escalationOptions `embed:""`
 	Target            string `help:"only this target"`
 	Show              string `help:"escalated or overdue (default both)"`
-	Sort              string `help:"deadline or newest (default oldest first)"`
+	Sort              string `help:"newest (default oldest first)"`
+	Ref               string `help:"only operations carrying this reference (id or id prefix, intent or remote reference)"`
 	Limit             int    `help:"operations per page (default 100)"`
 	Cursor            string `help:"continue after the page that printed this cursor"`
 }
@@ -124,7 +125,7 @@ func (c *escalationQueue) runLedger(ctx context.Context, e *env, s *services) er
 		return err
 	}
 	return printQueue(ctx, svc, sc, resolve.QueueFilter{Tenant: c.Tenant, Target: c.Target, Show: resolve.Show(c.Show),
-		Order: resolve.Order(c.Sort), Limit: c.Limit, Cursor: c.Cursor}, e.stdout)
+		Order: resolve.Order(c.Sort), Ref: c.Ref, Limit: c.Limit, Cursor: c.Cursor}, e.stdout)
 }
 
 type escalationList struct {
@@ -332,9 +333,6 @@ func printQueue(ctx context.Context, svc *resolve.Service, sc resolve.Scope, f r
 	}
 	if err := tw.Flush(); err != nil {
 		return err
-	}
-	if q.Partial {
-		fmt.Fprintf(w, "\nThe queue is longer than settle reads at once (%d per state); narrow it with --target.\n", resolve.QueueScan)
 	}
 	if q.Next != "" {
 		fmt.Fprintf(w, "\nnext page: --cursor %s\n", q.Next)

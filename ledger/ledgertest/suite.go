@@ -17,6 +17,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Create", func(t *testing.T) { t.Parallel(); testCreate(t, h) })
 	t.Run("Read", func(t *testing.T) { t.Parallel(); testRead(t, h) })
 	t.Run("List", func(t *testing.T) { t.Parallel(); testList(t, h) })
+	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, h) })
 	t.Run("Summary", func(t *testing.T) { t.Parallel(); testSummary(t, h) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, h) })
 	t.Run("Inbox", func(t *testing.T) { t.Parallel(); testInbox(t, h) })

@@ -170,6 +170,38 @@ var planCases = []planCase{
 		p, err := f.s.List(ctx, ledger.ListFilter{AllTenants: true, Target: "payouts"})
 		return wantPage(p, err)
 	}},
+	// The escalation queue (resolve.Queue): one walk per state of the
+	// state's index, the tenant's or every tenant's, at any depth.
+	{name: "ListQueue/Tenant", want: []string{"operation_ledger_tenant_state"}, run: func(ctx context.Context, f *planFixture) error {
+		p, err := f.s.ListQueue(ctx, ledger.QueueFilter{Tenant: "tenant-3", Now: f.now})
+		f.cursor = p.Next
+		return err
+	}},
+	{name: "ListQueue/TenantNextPage", want: []string{"operation_ledger_tenant_state"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQueue(ctx, ledger.QueueFilter{Tenant: "tenant-3", Now: f.now, Cursor: f.cursor})
+		return err
+	}},
+	{name: "ListQueue/Tenants", want: []string{"operation_ledger_tenant_state"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQueue(ctx, ledger.QueueFilter{Tenants: planTenants, Now: f.now, Newest: true})
+		return err
+	}},
+	{name: "ListQueue/AllTenants", want: []string{"operation_ledger_state_created"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQueue(ctx, ledger.QueueFilter{AllTenants: true, Now: f.now})
+		return err
+	}},
+	{name: "ListQueue/AllTenantsByTarget", want: []string{"operation_ledger_state_created|operation_ledger_target_created"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.ListQueue(ctx, ledger.QueueFilter{AllTenants: true, Now: f.now, Target: "payouts"})
+			return err
+		}},
+	{name: "ListQueue/ByRef", want: []string{"operation_ledger_tenant_state|operation_ledger_intent"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQueue(ctx, ledger.QueueFilter{Tenant: "tenant-3", Now: f.now, Ref: f.escalated[0].IntentRef})
+		return err
+	}},
+	{name: "ListQueue/AwaitingMe", want: []string{"operation_ledger_tenant_state"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQueue(ctx, ledger.QueueFilter{Tenant: "tenant-3", Now: f.now, AwaitingOthersOf: "oidc:bob"})
+		return err
+	}},
 	{name: "List/ByAge", want: []string{"operation_ledger_tenant_created"}, run: func(ctx context.Context, f *planFixture) error {
 		after, before := f.now.Add(-35*24*time.Hour), f.now.Add(-30*24*time.Hour)
 		p, err := f.s.List(ctx, ledger.ListFilter{Tenant: "tenant-1", CreatedAfter: &after, CreatedBefore: &before})

@@ -1,0 +1,173 @@
+// Command settle-queuetime seeds a queue of escalated operations and
+// prints how long the escalation queue (resolve.Service.Queue, what
+// /escalations renders) takes for its first page, a deep page, a
+// reference search and a target filter: the median and p95 of -runs
+// reads each. It is a measurement, not a test; docs/performance.md
+// records its figures.
+//
+//	settle-queuetime -database-url postgres://… -n 100000
+//	settle-queuetime -sqlite /tmp/q.db -n 100000
+//
+// It seeds one fresh tenant (perf-<unix time>) with rows written
+// directly (not through the ledger, which would take minutes) and, on
+// PostgreSQL, deletes them afterwards.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"settle/ledger"
+	"settle/ledger/postgres"
+	"settle/ledger/sqlite"
+	"settle/resolve"
+)
+
+func main() {
+	dbURL := flag.String("database-url", "", "PostgreSQL URL")
+	lite := flag.String("sqlite", "", "SQLite file (created)")
+	n := flag.Int("n", 100000, "escalated operations to seed")
+	runs := flag.Int("runs", 21, "reads per measure")
+	flag.Parse()
+	if err := run(context.Background(), *dbURL, *lite, *n, *runs); err != nil {
+		fmt.Fprintln(os.Stderr, "settle-queuetime:", err)
+		os.Exit(1)
+	}
+}
+
+// store is what the measure needs of either store.
+type store interface {
+	resolve.Store
+	Close() error
+}
+
+func run(ctx context.Context, dbURL, lite string, n, runs int) error {
+	tenant := "perf-" + strconv.FormatInt(time.Now().Unix(), 10)
+	now := time.Now().UTC().Truncate(time.Second)
+	var (
+		st      store
+		cleanup func() error
+	)
+	start := time.Now()
+	switch {
+	case dbURL != "":
+		pool, err := postgres.Open(ctx, dbURL)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		if err := postgres.Migrate(ctx, pool); err != nil {
+			return err
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref,
+			target, payload, payload_hash, remote_key, state, fence_token, retry_window_end, deadline, reason,
+			created_at, updated_at)
+			SELECT $1, gen_random_uuid(), 'charge', 'perf-' || i, CASE WHEN i % 2 = 0 THEN 'payments' ELSE 'transfers' END,
+				'{}'::bytea, sha256(('x' || i)::bytea), gen_random_uuid(), 'ESCALATED', 1, t, t,
+				'the remote object does not match the approved payload', t, t
+			FROM generate_series(1, $2) AS i, LATERAL (SELECT $3::timestamptz - i * interval '1 second' AS t) AS x`,
+			tenant, n, now); err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+		if _, err := pool.Exec(ctx, `ANALYZE operation_ledger`); err != nil {
+			return err
+		}
+		cleanup = func() error {
+			_, err := pool.Exec(context.Background(), `DELETE FROM operation_ledger WHERE tenant_id = $1`, tenant)
+			return err
+		}
+		st = postgres.New(pool, func() time.Time { return now })
+	case lite != "":
+		s, err := sqlite.Open(ctx, lite, func() time.Time { return now })
+		if err != nil {
+			return err
+		}
+		db, err := sql.Open("sqlite", "file:"+lite+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?2)
+			INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target, payload,
+				payload_hash, remote_key, state, fence_token, retry_window_end, deadline, reason, created_at, updated_at)
+			SELECT ?1, `+sqliteUUID+`, 'charge', 'perf-' || i, CASE WHEN i % 2 = 0 THEN 'payments' ELSE 'transfers' END,
+				X'7B7D', randomblob(32), `+sqliteUUID+`, 'ESCALATED', 1, ?3 - i * 1000000, ?3 - i * 1000000,
+				'the remote object does not match the approved payload', ?3 - i * 1000000, ?3 - i * 1000000
+			FROM s`, tenant, n, now.UnixMicro()); err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+		if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
+			return err
+		}
+		cleanup = func() error { return nil }
+		st = s
+	default:
+		return fmt.Errorf("give -database-url or -sqlite")
+	}
+	defer st.Close()
+	defer func() {
+		if err := cleanup(); err != nil {
+			fmt.Fprintln(os.Stderr, "settle-queuetime: cleanup:", err)
+		}
+	}()
+	fmt.Printf("seeded %d escalated operations of tenant %s in %s\n", n, tenant, time.Since(start).Round(time.Millisecond))
+
+	svc := resolve.New(st, nil, nil, func() time.Time { return now })
+	sc := resolve.TenantScope(tenant)
+	// A deep page: the cursor of the operation nine tenths down the queue
+	// (oldest first), found once, untimed, by the seeded order.
+	// Operation i (1..n) was created i seconds before now, so the oldest
+	// first order's 90% mark is i = n/10.
+	at := now.Add(-time.Duration(n/10) * time.Second)
+	page, err := st.ListQueue(ctx, ledger.QueueFilter{Tenant: tenant, Now: now, Limit: 1, Newest: true,
+		CreatedBefore: ptr(at.Add(time.Millisecond))})
+	if err != nil || len(page.Operations) == 0 {
+		return fmt.Errorf("deep cursor: %v", err)
+	}
+	measures := []struct {
+		name string
+		f    resolve.QueueFilter
+	}{
+		{"first page (100, oldest first)", resolve.QueueFilter{}},
+		{"deep page (100 after the 90% mark)", resolve.QueueFilter{Cursor: cursorAfter(page.Operations[0])}},
+		{"newest first", resolve.QueueFilter{Order: resolve.NewestFirst}},
+		{"one target", resolve.QueueFilter{Target: "transfers"}},
+		{"search by intent reference", resolve.QueueFilter{Ref: "PERF-4242"}},
+		{"reason contains (matches all)", resolve.QueueFilter{Reason: "does not match"}},
+		{"awaiting me (matches none: no proposals)", resolve.QueueFilter{AwaitingMe: true}},
+	}
+	actx := ledger.NewContextWithActor(ctx, ledger.Actor{Subject: "perf:olu", Name: "Olu", Role: "owner"})
+	for _, m := range measures {
+		var times []time.Duration
+		items := 0
+		for range runs {
+			t0 := time.Now()
+			q, err := svc.Queue(actx, sc, m.f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			times = append(times, time.Since(t0))
+			items = len(q.Items)
+		}
+		slices.Sort(times)
+		fmt.Printf("%-45s %3d items  median %7s  p95 %7s\n", m.name, items,
+			times[len(times)/2].Round(10*time.Microsecond), times[len(times)*95/100].Round(10*time.Microsecond))
+	}
+	return nil
+}
+
+// cursorAfter is the cursor of a page ending at op: the deep page's start.
+func cursorAfter(op ledger.Operation) string {
+	return ledger.NextPage([]ledger.Operation{op, op}, 1).Next
+}
+
+const sqliteUUID = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-' || hex(randomblob(2)) || '-' ||
+	hex(randomblob(2)) || '-' || hex(randomblob(6)))`
+
+func ptr[T any](v T) *T { return &v }
