@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"settle/ledger"
@@ -12,7 +13,18 @@ type Proposal struct {
 	Kind      ledger.ResolutionKind
 	RemoteRef string // the target's object id: confirm succeeded only
 	Reason    string // the evidence relied on, in words
+	// DespiteEvidence: the proposer has read the evidence that
+	// contradicts the proposal (Warnings) and proposes it all the same.
+	// Without it such a proposal is refused.
+	DespiteEvidence bool
 }
+
+// despiteNote is added to the reason of a proposal made, or approved,
+// against the evidence, so that the log says it was weighed.
+const despiteNote = " [proposed despite contrary evidence]"
+
+// maxReason is the ledger's bound on a proposal's reason, in bytes.
+const maxReason = 500
 
 // Propose records the context's actor's proposal for the tenant's
 // escalated operation id, after every check: "confirm succeeded" is
@@ -20,8 +32,9 @@ type Proposal struct {
 // only while the window, less the request timeout and the contract's
 // replay margin, is open; a supersede only when a lookup confirms the
 // target holds nothing under the operation's reference and the absence
-// rules hold. A refusal is EInvalid with words for people; nothing is
-// written.
+// rules hold; a proposal the evidence contradicts only with
+// DespiteEvidence. A refusal is EInvalid with words for people, about a
+// field (FieldOf); nothing is written.
 func (s *Service) Propose(ctx context.Context, sc Scope, tenant, id string, p Proposal) (ledger.Resolution, error) {
 	op, err := s.Operation(ctx, sc, tenant, id)
 	if err != nil {
@@ -31,9 +44,9 @@ func (s *Service) Propose(ctx context.Context, sc Scope, tenant, id string, p Pr
 		RemoteRef: strings.TrimSpace(p.RemoteRef), Reason: strings.TrimSpace(p.Reason)}
 	switch {
 	case r.To == "":
-		return r, invalid("Choose what happened: confirm succeeded, confirm not applied, a replay, or supersede.")
+		return r, refuse(FieldKind, "Choose what happened: confirm succeeded, confirm not applied, a replay, or supersede.")
 	case r.Reason == "":
-		return r, invalid("Give your reason: the evidence you relied on.")
+		return r, refuse(FieldReason, "Give your reason: the evidence you relied on.")
 	case op.State != ledger.Escalated:
 		return r, ledger.Errorf(ledger.EInvalidTransition, "only an ESCALATED operation can be resolved by hand; this one is %s", op.State)
 	}
@@ -41,38 +54,61 @@ func (s *Service) Propose(ctx context.Context, sc Scope, tenant, id string, p Pr
 	switch p.Kind {
 	case ledger.KindConfirmSucceeded:
 		if r.RemoteRef == "" {
-			return r, invalid("“Confirm succeeded” needs the target's object id.")
+			return r, refuse(FieldRemoteRef, "“Confirm succeeded” needs the target's object id.")
 		}
 		// Checked before it is sent to the target in a lookup or stored.
 		if err := ledger.CheckProviderText("remote_ref", r.RemoteRef); err != nil {
-			return r, err
+			return r, onField(FieldRemoteRef, err)
 		}
+	case ledger.KindConfirmNotApplied:
+		if r.RemoteRef != "" {
+			return r, refuse(FieldRemoteRef, "“Confirm not applied” names no object id.")
+		}
+	case ledger.KindReplay:
+		if r.RemoteRef != "" {
+			return r, refuse(FieldRemoteRef, "A replay names no object id.")
+		}
+		if q := replayQuestion(ct, op, s.now()); !q.Possible {
+			return r, refuse(FieldKind, "A same-key replay is not possible for this operation: "+q.Why+".")
+		}
+	case ledger.KindSupersede:
+		if r.RemoteRef != "" {
+			return r, refuse(FieldRemoteRef, "A supersede names no object id.")
+		}
+	}
+	events, quarantined, err := s.gather(ctx, op)
+	if err != nil {
+		return r, err
+	}
+	evidence := evidenceOf(events, quarantined)
+	if w := Warnings(evidence, r.Kind, r.RemoteRef); len(w) > 0 {
+		if !p.DespiteEvidence {
+			return r, refuse(FieldDespiteEvidence, "The evidence settle holds contradicts this proposal: "+strings.Join(w, " ")+
+				" Confirm that you have weighed it, or propose something else.")
+		}
+		if len(r.Reason)+len(despiteNote) > maxReason {
+			return r, refuse(FieldReason, fmt.Sprintf("Shorten your reason to %d characters: settle adds that you weighed the contrary evidence.",
+				maxReason-len(despiteNote)))
+		}
+		r.Reason += despiteNote
+	}
+	switch p.Kind {
+	case ledger.KindConfirmSucceeded:
 		if ct != nil && ct.Lookup != nil {
 			full, err := s.store.Get(ctx, op.Tenant, op.ID) // the match needs the approved payload
 			if err != nil {
 				return r, err
 			}
 			if _, err := confirmObject(ctx, s.client, ct, full, r.RemoteRef); err != nil {
-				return r, err
+				return r, onField(FieldRemoteRef, err)
 			}
 		}
-	case ledger.KindConfirmNotApplied:
-		if r.RemoteRef != "" {
-			return r, invalid("“Confirm not applied” names no object id.")
-		}
-	case ledger.KindReplay:
-		if r.RemoteRef != "" {
-			return r, invalid("A replay names no object id.")
-		}
-		if q := replayQuestion(ct, op, s.now()); !q.Possible {
-			return r, invalid("A same-key replay is not possible for this operation: " + q.Why + ".")
-		}
 	case ledger.KindSupersede:
-		if r.RemoteRef != "" {
-			return r, invalid("A supersede names no object id.")
+		if why := supersedeBar(ct, op, evidence); why != "" {
+			return r, refuse(FieldKind, why)
 		}
 		if err := s.checkAbsent(ctx, op); err != nil {
-			return r, err
+			return r, onField(FieldKind, err)
 		}
 	}
 	return s.store.Propose(ctx, r)
@@ -103,15 +139,49 @@ type Decision struct {
 	Successor ledger.Operation // the operation an approved supersede registered
 }
 
+// Approval is what an approver confirms with their approval.
+type Approval struct {
+	// DespiteEvidence: the approver has read the evidence that
+	// contradicts the proposal (Case.Warnings) and approves it all the
+	// same. Required when there is any.
+	DespiteEvidence bool
+	// CheckedAtTarget: the approver checked the proposal's object id at
+	// the target themselves, because settle cannot (Case.Unverifiable).
+	// Required for "confirm succeeded" on a target without lookup.
+	CheckedAtTarget bool
+}
+
 // Approve applies the tenant's open proposal id, by the context's actor,
-// who must not be its proposer (the ledger's two-person rule). A
-// supersede is checked against the target again (absence may have
-// changed since it was proposed), and its successor's payload is rebound
-// by the contract.
-func (s *Service) Approve(ctx context.Context, sc Scope, tenant string, id int64) (Decision, error) {
+// who must not be its proposer (the ledger's two-person rule). The
+// evidence is weighed again as it stands now: a contradiction needs
+// a.DespiteEvidence, an object id settle cannot check needs
+// a.CheckedAtTarget. A supersede is checked against the target again
+// (absence may have changed since it was proposed), and its successor's
+// payload is rebound by the contract.
+func (s *Service) Approve(ctx context.Context, sc Scope, tenant string, id int64, a Approval) (Decision, error) {
 	r, op, err := s.openProposal(ctx, sc, tenant, id)
 	if err != nil {
 		return Decision{}, err
+	}
+	actor, err := ledger.ActorOf(ctx)
+	if err != nil {
+		return Decision{}, err
+	}
+	if ledger.SamePerson(r.ProposedBy, actor.Subject) {
+		return Decision{}, ledger.Errorf(ledger.EForbidden, "nobody approves their own proposal: another owner must")
+	}
+	events, quarantined, err := s.gather(ctx, op)
+	if err != nil {
+		return Decision{}, err
+	}
+	ct := s.Contract(op.Target)
+	if w := Warnings(evidenceOf(events, quarantined), r.Kind, r.RemoteRef); len(w) > 0 && !a.DespiteEvidence {
+		return Decision{}, refuse(FieldDespiteEvidence, "The evidence settle holds contradicts this proposal: "+strings.Join(w, " ")+
+			" Confirm that you have weighed it, or reject the proposal.")
+	}
+	if why := Unverifiable(ct, op.Target); r.Kind == ledger.KindConfirmSucceeded && why != "" && !a.CheckedAtTarget {
+		return Decision{}, refuse(FieldCheckedAtTarget, "Confirm that you checked object "+ledger.PlainText(r.RemoteRef, 300)+
+			" at "+op.Target+" yourself: "+why)
 	}
 	if r.Kind != ledger.KindSupersede {
 		done, err := s.store.Approve(ctx, r.Tenant, r.ID)
@@ -120,7 +190,7 @@ func (s *Service) Approve(ctx context.Context, sc Scope, tenant string, id int64
 	if err := s.checkAbsent(ctx, op); err != nil {
 		return Decision{}, err
 	}
-	superseded, successor, err := s.store.ApproveSupersede(ctx, r.Tenant, r.ID, s.Contract(op.Target).Rebind)
+	superseded, successor, err := s.store.ApproveSupersede(ctx, r.Tenant, r.ID, ct.Rebind)
 	return Decision{Operation: superseded, Successor: successor}, err
 }
 

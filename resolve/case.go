@@ -23,6 +23,14 @@ type Case struct {
 	// newest first: evidence a person weighs, never a verdict.
 	Quarantined []ledger.QuarantineItem
 	Open        *ledger.Resolution // the open proposal, or nil
+	// Evidence is every answer of the target in the log and every
+	// quarantined event naming the operation, newest first (evidenceOf);
+	// Lookup is the newest lookup answer among them, or nil.
+	Evidence []Seen
+	Lookup   *Seen
+	// Suggestions are the proposals the evidence supports, for the form
+	// to fill in; offered only when "confirm succeeded" is among Kinds.
+	Suggestions []Suggestion
 
 	Said     Said           // 1. What does the target say happened?
 	Match    Match          // 2. Does it match the approved request?
@@ -33,9 +41,17 @@ type Case struct {
 	// order; empty with NoPropose saying why.
 	Kinds     []ledger.ResolutionKind
 	NoPropose string
-	// NoSupersede says why supersede is not among Kinds, when it is not
-	// for want of a lookup.
+	// NoSupersede says why supersede is not among Kinds.
 	NoSupersede string
+	// NotOffered are the kinds left out of Kinds, each with why.
+	NotOffered []NotOffered
+	// Warnings are how the evidence contradicts the open proposal: its
+	// approver must confirm they weighed them (Approval.DespiteEvidence).
+	Warnings []string
+	// Unverifiable says why settle cannot check an object id named in
+	// "confirm succeeded" (no lookup), or "": the approver of such a
+	// proposal must confirm they checked it (Approval.CheckedAtTarget).
+	Unverifiable string
 }
 
 // Said answers "what does the target say happened?": the newest event in
@@ -56,6 +72,10 @@ type Match struct {
 	RemoteID   string   // the object compared (or Named's id)
 	Mismatched []string // the fields that differ (names only)
 	Named      *ledger.QuarantineItem
+	// Shown is the newest evidence showing an object settle did not
+	// compare (Known false): a webhook, a lookup's pending object or a
+	// quarantined event. RemoteID is then its object.
+	Shown *Seen
 }
 
 // ReplayQuestion answers "is a same-key replay still inside the
@@ -85,16 +105,11 @@ func (s *Service) Case(ctx context.Context, sc Scope, tenant, id string) (Case, 
 	if err != nil {
 		return Case{}, err
 	}
-	events, err := s.store.Events(ctx, op.Tenant, op.ID)
+	events, quarantined, err := s.gather(ctx, op)
 	if err != nil {
 		return Case{}, err
 	}
 	open, err := s.openProposalOf(ctx, op)
-	if err != nil {
-		return Case{}, err
-	}
-	quarantined, err := s.store.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{op.Tenant},
-		About: &ledger.QuarantineAbout{OperationID: op.ID, Reference: op.RemoteKey, RemoteID: op.RemoteRef}})
 	if err != nil {
 		return Case{}, err
 	}
@@ -105,10 +120,24 @@ func (s *Service) caseOf(op ledger.Operation, events []ledger.Event, quarantined
 	open *ledger.Resolution, now time.Time) Case {
 	ct := s.Contract(op.Target)
 	k := Case{Operation: op, Now: now, Events: events, Quarantined: quarantined, Open: open}
+	k.Evidence = evidenceOf(events, quarantined)
+	k.Lookup = latestLookup(k.Evidence)
 	k.Said, k.Match = targetSaid(events, quarantined)
+	if !k.Match.Known {
+		for i := range k.Evidence {
+			if k.Evidence[i].RemoteID != "" {
+				k.Match.Shown, k.Match.RemoteID = &k.Evidence[i], k.Evidence[i].RemoteID
+				break
+			}
+		}
+	}
 	k.Replay = replayQuestion(ct, op, now)
 	if open != nil {
 		k.Approver.ProposedBy, k.Approver.ProposedByName = open.ProposedBy, open.ProposedByName
+		k.Warnings = Warnings(k.Evidence, open.Kind, open.RemoteRef)
+		if open.Kind == ledger.KindConfirmSucceeded {
+			k.Unverifiable = Unverifiable(ct, op.Target)
+		}
 	}
 	if ct != nil {
 		k.Approver.Team, k.Approver.Contact = ct.Owner.Team, ct.Owner.EscalationContact
@@ -125,11 +154,12 @@ func (s *Service) caseOf(op ledger.Operation, events []ledger.Event, quarantined
 		if k.Replay.Possible {
 			k.Kinds = append(k.Kinds, ledger.KindReplay)
 		}
-		if ct != nil && ct.Lookup != nil {
+		k.NotOffered = notOffered(ct, op, k.Replay, k.Evidence)
+		k.NoSupersede = supersedeBar(ct, op, k.Evidence)
+		if k.NoSupersede == "" {
 			k.Kinds = append(k.Kinds, ledger.KindSupersede)
-		} else {
-			k.NoSupersede = NoSupersede(op.Target)
 		}
+		k.Suggestions = suggestions(k.Evidence)
 	}
 	return k
 }

@@ -153,20 +153,23 @@ func TestActions_TwoPeopleAndScope(t *testing.T) {
 		if err := r.svc.Withdraw(bea, sc, "acme", p.ID, "not mine"); ledger.ErrorCode(err) != ledger.EForbidden {
 			t.Errorf("withdrawn by someone else: %v", err)
 		}
-		if _, err := r.svc.Approve(olu, sc, "acme", p.ID); ledger.ErrorCode(err) != ledger.EForbidden {
+		if _, err := r.svc.Approve(olu, sc, "acme", p.ID, resolve.Approval{}); ledger.ErrorCode(err) != ledger.EForbidden {
 			t.Errorf("approved by the proposer: %v", err)
 		}
 		if err := r.svc.Withdraw(olu, sc, "acme", p.ID, "wrong evidence"); err != nil {
 			t.Fatalf("withdraw: %v", err)
 		}
-		if _, err := r.svc.Approve(bea, sc, "acme", p.ID); ledger.ErrorCode(err) != ledger.ENotFound {
+		if _, err := r.svc.Approve(bea, sc, "acme", p.ID, resolve.Approval{}); ledger.ErrorCode(err) != ledger.ENotFound {
 			t.Errorf("approve a withdrawn proposal: %v", err)
 		}
 		p, err = r.svc.Propose(olu, sc, "acme", op.ID, resolve.Proposal{Kind: ledger.KindConfirmSucceeded, RemoteRef: "ch_9", Reason: "dashboard shows it"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := r.svc.Approve(bea, sc, "acme", p.ID)
+		if _, err := r.svc.Approve(bea, sc, "acme", p.ID, resolve.Approval{}); resolve.FieldOf(err) != resolve.FieldCheckedAtTarget {
+			t.Fatalf("an object id settle cannot check, approved unchecked: %v", err)
+		}
+		d, err := r.svc.Approve(bea, sc, "acme", p.ID, resolve.Approval{CheckedAtTarget: true})
 		if err != nil || d.Operation.State != ledger.Succeeded || d.Operation.RemoteRef != "ch_9" {
 			t.Fatalf("approve: %+v %v", d.Operation, err)
 		}

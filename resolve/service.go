@@ -12,6 +12,7 @@ package resolve
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"settle/ledger"
@@ -124,3 +125,51 @@ func inTenants(sc Scope, tenant string) bool {
 }
 
 func notFound() error { return ledger.Errorf(ledger.ENotFound, "no such operation") }
+
+// The form fields a refusal can be about (FieldOf).
+const (
+	FieldKind            = "kind"
+	FieldRemoteRef       = "remote_ref"
+	FieldReason          = "reason"
+	FieldDespiteEvidence = "despite_evidence"
+	FieldCheckedAtTarget = "checked_at_target"
+)
+
+// fieldError is an EInvalid refusal about one field of a person's input,
+// so that a form can show it beside the field; it is a *ledger.Error to
+// everything else.
+type fieldError struct {
+	field string
+	err   *ledger.Error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// refuse is an EInvalid refusal of field, in words for people.
+func refuse(field, msg string) error {
+	return &fieldError{field: field, err: ledger.Errorf(ledger.EInvalid, "%s", msg)}
+}
+
+// onField ties err, when it is a refusal in words, to field.
+func onField(field string, err error) error {
+	var le *ledger.Error
+	if err == nil || !errors.As(err, &le) || le.Code != ledger.EInvalid {
+		return err
+	}
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &fieldError{field: field, err: le}
+}
+
+// FieldOf names the form field a refusal is about (one of the Field…
+// constants), or "" for a refusal of the whole action.
+func FieldOf(err error) string {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fe.field
+	}
+	return ""
+}

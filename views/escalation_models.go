@@ -1,5 +1,7 @@
 package views
 
+import "github.com/a-h/templ"
+
 // EscalationRow is one operation waiting for its owners.
 type EscalationRow struct {
 	ID       string
@@ -59,6 +61,13 @@ type ProposalView struct {
 	// Decide: the viewer may approve or reject it.
 	Decide bool
 	Action string // the form action for approve and reject
+	// Warnings: how the evidence contradicts it; the approver must tick
+	// that they weighed them.
+	Warnings []string
+	// Unverifiable: why settle cannot check its object id; the approver
+	// must tick that they checked it at the target.
+	Unverifiable string
+	Form         DecideForm
 }
 
 // KindChoice is one kind of proposal the form offers.
@@ -67,6 +76,54 @@ type KindChoice struct {
 	Label   string
 	Help    string
 	NeedRef bool // asks for the target's object id
+	// Warnings: how the evidence contradicts this kind, shown beside it.
+	Warnings []string
+	Checked  bool // the kind the form shows chosen
+}
+
+// EvidenceRow is one piece of what the target said about the operation.
+type EvidenceRow struct {
+	What     string // "The webhook event evt_1"
+	When     Time
+	Object   string // the object it shows, or "none"
+	Status   string // the object's own status, or "not given"
+	Compared string // how it compared with the approved request, in words
+	Verified string // whether its origin was authenticated, in words
+	Note     string // why it was quarantined, and the review, if any
+}
+
+// Suggestion is a proposal the evidence supports: a link that fills the
+// form in (a GET, so it works without JavaScript).
+type Suggestion struct {
+	Label string // "Confirm succeeded with ch_1 from the webhook event … of 10:42 UTC"
+	Href  string
+}
+
+// Field is one input of a form as typed, with the refusal beside it.
+type Field struct {
+	Value string
+	Error string // "" when the field is fine
+}
+
+// Attrs are the input's accessibility attributes: aria-invalid and
+// aria-describedby naming the error's element id+"-error", when refused.
+func (f Field) Attrs(id string) templ.Attributes {
+	if f.Error == "" {
+		return templ.Attributes{}
+	}
+	return templ.Attributes{"aria-invalid": "true", "aria-describedby": id + "-error"}
+}
+
+// ProposeForm is the proposal form as the person typed it.
+type ProposeForm struct {
+	Kind, RemoteRef, Reason, Despite Field
+	// AskDespite shows the "I have weighed the contrary evidence" box.
+	AskDespite bool
+}
+
+// DecideForm is the approval and rejection forms as typed.
+type DecideForm struct {
+	Despite, Checked, Reason Field
 }
 
 // EscalationPage answers the runbook's four questions and offers the
@@ -84,6 +141,15 @@ type EscalationPage struct {
 	ProposeHref string
 	NoPropose   string // why nothing can be proposed, in words
 	NoSupersede string // why supersede is not among Kinds, in words
+	// NotOffered say why each kind left out of Kinds is not offered.
+	NotOffered  []string
+	Evidence    []EvidenceRow // newest first
+	Suggestions []Suggestion
+	Form        ProposeForm
+	// Unverifiable: why settle cannot check an object id here ("" when a
+	// lookup checks it).
+	Unverifiable string
+	Problem      string // a refusal's summary, on a 422
 }
 
 // ProposalsPage lists open proposals awaiting the viewer and the viewer's

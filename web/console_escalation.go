@@ -2,6 +2,8 @@ package web
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,17 +19,37 @@ import (
 // escalationPage answers the runbook's four questions about one operation
 // from its evidence (resolve.Case) and offers the owner's actions. An
 // operation of a tenant or target p does not own answers like an unknown one.
+//
+// A suggestion's link fills the proposal form in from the query (kind,
+// remote_ref, reason): a GET, so that it works without JavaScript.
 func (es *escalations) escalationPage(c echo.Context) error {
+	q := c.QueryParams()
+	f := escForm{propose: views.ProposeForm{Kind: views.Field{Value: q.Get("kind")},
+		RemoteRef: views.Field{Value: q.Get("remote_ref")}, Reason: views.Field{Value: q.Get("reason")}}}
+	return es.showEscalation(c, http.StatusOK, f)
+}
+
+// escForm is what the person typed into the page's forms, with the
+// refusal beside its field, for a re-render.
+type escForm struct {
+	propose views.ProposeForm
+	decide  views.DecideForm
+	problem string
+}
+
+// showEscalation renders the escalation page with f as typed, at status:
+// 200 for a visit, 422 for a form the service refused.
+func (es *escalations) showEscalation(c echo.Context, status int, f escForm) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	k, err := es.resolve.Case(ctx, resolverScope{p}, c.Param("tenant"), c.Param("id"))
 	if err != nil {
 		return actionError(err)
 	}
-	v := es.escalationView(k, p, es.now())
+	v := es.escalationView(k, p, es.now(), f)
 	v.Layout = es.layout(c, "Escalation "+k.Operation.ID, "escalations")
 	v.ServedIn = servedIn(c)
-	return es.render(c, http.StatusOK, views.Escalation(v))
+	return es.render(c, status, views.Escalation(v))
 }
 
 // resolverScope is what a console person may see and resolve.
@@ -39,7 +61,7 @@ func (r resolverScope) CanResolve(tenant, target string) bool {
 }
 
 // escalationView builds the detail page of k for p at now.
-func (es *escalations) escalationView(k resolve.Case, p *auth.Principal, now time.Time) views.EscalationPage {
+func (es *escalations) escalationView(k resolve.Case, p *auth.Principal, now time.Time, f escForm) views.EscalationPage {
 	op := k.Operation
 	owner := ownerOf(es.targets, op.Target)
 	c := es.resolve.Contract(op.Target)
@@ -50,16 +72,40 @@ func (es *escalations) escalationView(k resolve.Case, p *auth.Principal, now tim
 	}
 	said, match := targetAnswers(k, owner, now)
 	v.Answers = []views.Answer{said, match, replayAnswer(k), approverAnswer(k)}
+	v.Evidence = evidenceRows(k.Evidence, now)
+	v.Problem, v.Form = f.problem, f.propose
 	if k.Open != nil {
 		pv := proposalView(*k.Open, op, p, now)
+		pv.Warnings, pv.Unverifiable, pv.Form = k.Warnings, k.Unverifiable, f.decide
 		v.Open = &pv
 	}
 	v.NoPropose, v.NoSupersede = k.NoPropose, k.NoSupersede
+	for _, n := range k.NotOffered {
+		if n.Kind != ledger.KindSupersede { // shown on its own, as NoSupersede
+			v.NotOffered = append(v.NotOffered, n.Why)
+		}
+	}
+	if len(k.Kinds) > 0 {
+		v.Unverifiable = resolve.Unverifiable(c, op.Target)
+		for _, g := range k.Suggestions {
+			v.Suggestions = append(v.Suggestions, views.Suggestion{Label: resolve.SuggestionLabel(g),
+				Href: escalationHref(op.Tenant, op.ID) + "?" + url.Values{"kind": {string(g.Kind)}, "remote_ref": {g.RemoteRef},
+					"reason": {"The evidence shows it: " + resolve.Describe(g.From) + "."}}.Encode() + "#propose"})
+		}
+	}
+	chosen := v.Form.Kind.Value
+	if !slices.Contains(k.Kinds, ledger.ResolutionKind(chosen)) && len(k.Kinds) > 0 {
+		chosen = string(k.Kinds[0])
+	}
 	if op.State != ledger.Escalated && op.State != ledger.Unknown {
 		v.NoPropose = "This operation is no longer escalated: " + op.State.Plain(owner) + "."
 	}
 	for _, kind := range k.Kinds {
-		choice := views.KindChoice{Value: string(kind), Label: kindLabel(kind)}
+		choice := views.KindChoice{Value: string(kind), Label: kindLabel(kind), Checked: string(kind) == chosen}
+		if kind != ledger.KindConfirmSucceeded {
+			choice.Warnings = resolve.Warnings(k.Evidence, kind, "")
+			v.Form.AskDespite = v.Form.AskDespite || len(choice.Warnings) > 0
+		}
 		switch kind {
 		case ledger.KindConfirmSucceeded:
 			choice.Help, choice.NeedRef = "the target holds the object; give its id"+lookupHelp(c), true
@@ -111,6 +157,9 @@ func targetAnswers(k resolve.Case, owner string, now time.Time) (said, match vie
 		match.Lines = []string{"Only the names of the fields are shown; compare the values at the target."}
 	case m.Named != nil:
 		match.Answer = "Not known: settle compared no object, but a quarantined event names object " +
+			ledger.PlainText(m.RemoteID, 300) + "; compare it at the target before you confirm it."
+	case m.Shown != nil:
+		match.Answer = "Not known: settle compared no field, but " + resolve.Describe(*m.Shown) + " shows object " +
 			ledger.PlainText(m.RemoteID, 300) + "; compare it at the target before you confirm it."
 	}
 	return said, match
@@ -169,4 +218,59 @@ func approverAnswer(k resolve.Case) views.Answer {
 		a.Lines = []string{"The owning team: " + k.Approver.Team + ", escalation contact " + k.Approver.Contact + "."}
 	}
 	return a
+}
+
+// evidenceRows describe each piece of evidence in words.
+func evidenceRows(list []resolve.Seen, now time.Time) []views.EvidenceRow {
+	out := make([]views.EvidenceRow, 0, len(list))
+	for _, e := range list {
+		what := resolve.Describe(e)
+		if i := strings.LastIndex(what, " of "); i > 0 {
+			what = what[:i] // the time is shown beside it
+		}
+		r := views.EvidenceRow{What: strings.ToUpper(what[:1]) + what[1:], When: timeView(&e.At, now, ""),
+			Object: "none", Status: "not given", Compared: comparedText(e), Verified: verifiedText(e)}
+		if e.RemoteID != "" {
+			r.Object = ledger.PlainText(e.RemoteID, 300)
+		}
+		if e.Status != "" {
+			r.Status = ledger.PlainText(e.Status, 120)
+		}
+		if e.Source == resolve.SourceLookup && e.Results >= 0 {
+			r.Object += " (" + figPlural(e.Results, "object") + " found)"
+		}
+		if e.Note != "" {
+			r.Note = "Quarantined: " + ledger.PlainText(e.Note, 300) + "."
+			if e.Reviewed != "" {
+				r.Note += " Reviewed: " + ledger.PlainText(e.Reviewed, 300) + "."
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func comparedText(e resolve.Seen) string {
+	switch e.Compared {
+	case resolve.Matched:
+		return "Matched every field the contract compares."
+	case resolve.Mismatched:
+		return "Differs in: " + strings.Join(e.Mismatched, ", ") + " (names only; compare the values at the target)."
+	}
+	if e.RemoteID == "" {
+		return "Nothing to compare."
+	}
+	return "Not compared by settle: compare it at the target."
+}
+
+func verifiedText(e resolve.Seen) string {
+	switch {
+	case e.Source == resolve.SourceQuarantine && e.Verified:
+		return "Signature verified, but settle could not attribute it on its own: a person weighs it."
+	case e.Source == resolve.SourceQuarantine:
+		return "Not verified."
+	case e.Source == resolve.SourceWebhook:
+		return "Signature verified and matched to this operation."
+	}
+	return "Yes: the target's answer to settle's own request."
 }

@@ -81,13 +81,15 @@ func TestConsole_EscalationSupersede(t *testing.T) {
 			return b.do(http.MethodPost, escPath(op)+"/propose", form)
 		}
 
-		// The target holds the object: offered (there is a lookup), refused.
+		// No deadline: a late request can never be ruled out, so supersede
+		// is not offered, with why, and refused if posted.
 		sent := sentAndEscalated(t, c, ct, "sup-sent-"+suffix, ct.RetryWindow())
-		if d := olu.get(escPath(sent)); !strings.Contains(string(d.body), `data-testid="kind-supersede"`) {
-			t.Fatalf("supersede not offered with a lookup: %s", d.body)
+		if d := olu.get(escPath(sent)); strings.Contains(string(d.body), `data-testid="kind-supersede"`) ||
+			!testid(d.body, "no-supersede", "Supersede is not offered: this operation has no deadline") {
+			t.Fatalf("supersede offered without a deadline: %s", d.body)
 		}
-		if r := propose(olu, sent); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "cannot be superseded") {
-			t.Fatalf("supersede of an applied operation: %d %s", r.status, r.body)
+		if r := propose(olu, sent); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "no deadline") {
+			t.Fatalf("supersede without a deadline: %d %s", r.status, r.body)
 		}
 
 		op := unsentAndEscalated(t, c, ct, "sup-"+suffix)

@@ -36,11 +36,14 @@ var escalationCases = map[string]matrixCase{
 var escalationPosts = map[string]postCase{
 	"POST /escalations/:tenant/:id/propose": func(c *console, op ledger.Operation) (string, url.Values) {
 		return escPath(c.escalated(op.Tenant)) + "/propose",
-			url.Values{"kind": {"confirm_not_applied"}, "reason": {"the target's dashboard shows no charge"}}
+			url.Values{"kind": {"confirm_not_applied"}, "reason": {"the target's dashboard shows no charge"},
+				"despite_evidence": {"yes"}} // the escalation's evidence shows an object
+
 	},
 	"POST /escalations/:tenant/:id/approve": func(c *console, op ledger.Operation) (string, url.Values) {
 		esc, r := c.proposed(op.Tenant)
-		return escPath(esc) + "/approve", url.Values{"proposal": {fmt.Sprint(r.ID)}}
+		return escPath(esc) + "/approve", url.Values{"proposal": {fmt.Sprint(r.ID)},
+			"despite_evidence": {"yes"}} // the escalation's evidence shows an object
 	},
 	"POST /escalations/:tenant/:id/reject": func(c *console, op ledger.Operation) (string, url.Values) {
 		esc, r := c.proposed(op.Tenant)

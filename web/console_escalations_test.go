@@ -90,7 +90,17 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		if d := bea.get(escPath(op)); !strings.Contains(string(d.body), `data-testid="approve"`) {
 			t.Fatalf("the second owner has no approve button: %s", d.body)
 		}
+		if d := bea.get(escPath(op)); !testid(d.body, "open-unverifiable", "settle cannot check this object id") ||
+			!strings.Contains(string(d.body), `data-testid="approve-checked"`) {
+			t.Fatalf("the approver is not asked to check the object id: %s", d.body)
+		}
 		approve := url.Values{"proposal": {id}, web.CSRFField: {bea.csrfCookie()}}
+		if r := bea.do(http.MethodPost, escPath(op)+"/approve", approve); r.status != http.StatusUnprocessableEntity ||
+			!testid(r.body, "approve-checked-error", "Confirm that you checked object ch_77") ||
+			!strings.Contains(string(r.body), `aria-describedby="approve-checked-error"`) {
+			t.Fatalf("approved unchecked: %d %s", r.status, r.body)
+		}
+		approve.Set("checked_at_target", "yes")
 		if r := bea.do(http.MethodPost, escPath(op)+"/approve", approve); r.status != http.StatusSeeOther {
 			t.Fatalf("approve: %d %s", r.status, r.body)
 		}

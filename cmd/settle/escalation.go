@@ -171,6 +171,8 @@ type escalationPropose struct {
 	To        string `hidden:"" help:"no longer accepted: use --kind"`
 	RemoteRef string `name:"remote-ref" help:"the target's object id (confirm only)"`
 	Reason    string `help:"the evidence relied on"`
+	// Despite is the console's checkbox: the same rule, in resolve.
+	Despite bool `name:"despite-evidence" help:"propose it although the evidence settle holds contradicts it (escalation show lists the warnings)"`
 }
 
 func (c *escalationPropose) check() error {
@@ -191,7 +193,8 @@ func (c *escalationPropose) runLedger(ctx context.Context, e *env, s *services) 
 	if op, err := svc.Operation(ctx, sc, c.Tenant, c.Operation); err == nil && svc.Contract(op.Target) == nil {
 		fmt.Fprintf(e.stderr, "settle: warning: no contract for target %s is loaded (--contracts): settle cannot check this proposal with the target\n", shown(op.Target))
 	}
-	r, err := svc.Propose(actx, sc, c.Tenant, c.Operation, resolve.Proposal{Kind: kindNames[c.Kind], RemoteRef: c.RemoteRef, Reason: c.Reason})
+	r, err := svc.Propose(actx, sc, c.Tenant, c.Operation, resolve.Proposal{Kind: kindNames[c.Kind], RemoteRef: c.RemoteRef, Reason: c.Reason,
+		DespiteEvidence: c.Despite})
 	if err != nil {
 		return err
 	}
@@ -218,6 +221,9 @@ func (p *proposalID) checkID() error {
 type escalationApprove struct {
 	proposalID `embed:""`
 	decision   `embed:""`
+	// The console's two checkboxes: the same rules, in resolve.
+	Despite bool `name:"despite-evidence" help:"approve it although the evidence settle holds contradicts it (escalation show lists the warnings)"`
+	Checked bool `name:"checked-at-target" help:"you checked the proposal's object id at the target yourself (required for confirm on a target without lookup)"`
 }
 
 func (c *escalationApprove) check() error { return errors.Join(c.checkDecision(), c.checkID()) }
@@ -227,7 +233,7 @@ func (c *escalationApprove) runLedger(ctx context.Context, e *env, s *services) 
 	if err != nil {
 		return err
 	}
-	d, err := svc.Approve(actx, sc, c.Tenant, c.id)
+	d, err := svc.Approve(actx, sc, c.Tenant, c.id, resolve.Approval{DespiteEvidence: c.Despite, CheckedAtTarget: c.Checked})
 	if err != nil {
 		return err
 	}
@@ -393,6 +399,8 @@ func showCase(ctx context.Context, svc *resolve.Service, sc resolve.Scope, tenan
 		fmt.Fprintf(w, "   no: these fields differ: %s\n", shown(strings.Join(m.Mismatched, ", ")))
 	case m.Named != nil:
 		fmt.Fprintf(w, "   not known: a quarantined event names object %s, unchecked; compare it at the target\n", shown(m.RemoteID))
+	case m.Shown != nil:
+		fmt.Fprintf(w, "   not known: %s shows object %s, not compared; compare it at the target\n", resolve.Describe(*m.Shown), shown(m.RemoteID))
 	default:
 		fmt.Fprintln(w, "   not known: the target has shown no object to compare")
 	}
@@ -413,6 +421,21 @@ func showCase(ctx context.Context, svc *resolve.Service, sc resolve.Scope, tenan
 	if k.Approver.Team != "" {
 		fmt.Fprintf(w, "   owning team %s, escalation contact %s\n", shown(k.Approver.Team), shown(k.Approver.Contact))
 	}
+	if len(k.Evidence) > 0 {
+		fmt.Fprintln(w, "\nevidence, newest first:")
+		for _, e := range k.Evidence {
+			fmt.Fprintf(w, "   %s: object %s, status %s, %s\n", resolve.Describe(e), dash(e.RemoteID), dash(e.Status), comparedWords(e))
+		}
+	}
+	for _, warn := range k.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s (approve with --despite-evidence)\n", warn)
+	}
+	if k.Unverifiable != "" {
+		fmt.Fprintf(w, "\n%s (approve with --checked-at-target)\n", k.Unverifiable)
+	}
+	for _, no := range k.NotOffered {
+		fmt.Fprintf(w, "\n%s\n", no.Why)
+	}
 	if len(k.Kinds) > 0 {
 		var names []string
 		for _, kind := range k.Kinds {
@@ -423,6 +446,17 @@ func showCase(ctx context.Context, svc *resolve.Service, sc resolve.Scope, tenan
 		fmt.Fprintf(w, "\n%s\n", k.NoPropose)
 	}
 	return nil
+}
+
+// comparedWords says how an object of the evidence compared.
+func comparedWords(e resolve.Seen) string {
+	switch e.Compared {
+	case resolve.Matched:
+		return "matched the approved request"
+	case resolve.Mismatched:
+		return "differs in " + shown(strings.Join(e.Mismatched, ", "))
+	}
+	return "not compared"
 }
 
 // kindName is the CLI's word for a kind of proposal.

@@ -49,7 +49,12 @@ func TestEscalation_TwoPersonResolution(t *testing.T) {
 	if out, err := cli("approve", id, "--as", "demo:alice"); err == nil || !strings.Contains(out, "own proposal") {
 		t.Fatalf("self-approval: %v\n%s", err, out)
 	}
-	if out, err := cli("approve", id, "--as", "demo:bob"); err != nil || !strings.Contains(out, "SUCCEEDED") {
+	// This CLI loads no contract, so no lookup checks ch_found: Bob must
+	// say he checked it at the target, as the console's approver ticks.
+	if out, err := cli("approve", id, "--as", "demo:bob"); err == nil || !strings.Contains(out, "Confirm that you checked object ch_found") {
+		t.Fatalf("approved unchecked: %v\n%s", err, out)
+	}
+	if out, err := cli("approve", id, "--as", "demo:bob", "--checked-at-target"); err != nil || !strings.Contains(out, "SUCCEEDED") {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 	// The queue shows people by name; the record keeps their subjects.

@@ -120,7 +120,7 @@ func testTransitionsCounted(t *testing.T, db string) {
 		t.Fatalf("console propose: %s", msg)
 	}
 	if msg := bob.post(t, "/escalations/acme/"+byConsole.ID+"/approve", url.Values{
-		"proposal": {bob.openProposal(t, byConsole.ID)}, "reason": {"checked"}}); msg != "" {
+		"proposal": {bob.openProposal(t, byConsole.ID)}, "reason": {"checked"}, "checked_at_target": {"yes"}}); msg != "" {
 		t.Fatalf("console approve: %s", msg)
 	}
 	waitState(t, base, token, byConsole.ID, "SUCCEEDED", 5*time.Second)
