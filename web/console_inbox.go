@@ -33,6 +33,8 @@ func (rv *review) routes() []ConsoleRoute {
 		{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
 			handle: rv.quarantineDismiss},
 		{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: rv.findingsPage},
+		{Method: http.MethodGet, Path: "/findings/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
+			handle: rv.findingPage},
 		{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
 			handle: rv.findingAcknowledge},
 	}

@@ -30,8 +30,14 @@ func (o *operationPages) operationPage(c echo.Context) error {
 		return err
 	}
 	v := o.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), o.now())
-	if v.Review, err = o.operationReview(ctx, p, op, o.now()); err != nil {
+	var findings []ledger.Finding
+	if v.Review, findings, err = o.operationReview(ctx, p, op, o.now()); err != nil {
 		return err
+	}
+	// An open finding changes what support tells the customer: the banner
+	// at the top says so instead of the state's meaning.
+	if m, tone, ok := findingsMeaning(findings, op, ownerOf(o.targets, op.Target)); ok {
+		v.Meaning, v.Tone = m, tone
 	}
 	acts, err := o.operationActions(ctx, op)
 	if err != nil {
