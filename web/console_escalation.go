@@ -24,7 +24,7 @@ func (es *escalations) escalationPage(c echo.Context) error {
 	if err != nil {
 		return actionError(err)
 	}
-	v := es.escalationView(k, p, es.now())
+	v := es.escalationView(k, p, es.clock(c))
 	v.Layout = es.layout(c, "Escalation "+k.Operation.ID, "escalations")
 	v.ServedIn = servedIn(c)
 	return es.render(c, http.StatusOK, views.Escalation(v))

@@ -75,7 +75,7 @@ func (es *escalations) escalationsPage(c echo.Context) error {
 	qv := c.QueryParams()
 	q := escQuery{Target: qv.Get("target"), Tenant: qv.Get("tenant"), Show: qv.Get("show"), Sort: qv.Get("sort"),
 		Cursor: qv.Get("cursor")}
-	v, err := es.escalationsView(ctx, p, q, es.now())
+	v, err := es.escalationsView(ctx, p, q, es.clock(c))
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func (es *escalations) proposalsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	now := es.now()
+	now := es.clock(c)
 	v := views.ProposalsPage{}
 	if cut {
 		v.Note = "Showing the oldest 500 open proposals."

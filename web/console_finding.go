@@ -41,7 +41,7 @@ func (rv *review) findingPage(c echo.Context) error {
 		return notFound()
 	}
 	owner := ownerOf(rv.targets, f.Target)
-	r := findingRow(p, f, owner, rv.now())
+	r := findingRow(p, f, owner, rv.clock(c))
 	v := views.FindingPage{Layout: rv.layout(c, r.Title, "operations"), Row: r}
 	if p.Can(auth.ReviewInbox, tenant, f.Target) {
 		v.ReviewHref = "/findings"

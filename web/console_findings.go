@@ -45,7 +45,7 @@ func (rv *review) renderFindings(c echo.Context, status int, form findingsForm) 
 	if c.QueryParam("done") == "acknowledged" {
 		v.Done = "Acknowledged. Your note is on the finding and in the event log."
 	}
-	now := rv.now()
+	now := rv.clock(c)
 	for _, f := range fs {
 		if !p.Can(auth.ReviewInbox, f.Tenant, f.Target) || (which == "resolved" && f.Open()) {
 			continue
@@ -80,7 +80,7 @@ func findingRow(p *auth.Principal, f ledger.Finding, owner string, now time.Time
 		r.Href = findingHref(f)
 	}
 	if a := f.Acknowledged; a != nil {
-		r.Acknowledged = "Acknowledged by " + orName(a.Name, a.Subject) + ", " + timeView(&a.At, now, "").Relative +
+		r.Acknowledged = "Acknowledged by " + orName(a.Name, a.Subject) + ", " + timeText(a.At, now) +
 			": " + ledger.PlainText(a.Note, 500)
 	}
 	return r
