@@ -132,7 +132,10 @@ func (s *Service) ApproveEach(ctx context.Context, sc Scope, refs []ProposalRef)
 		r, op, err := s.openProposal(ctx, sc, ref.Tenant, ref.ID)
 		if o.Err = err; err == nil {
 			o.Ref.ID, o.Resolution = op.ID, r
-			_, o.Err = s.Approve(actingIn(ctx, sc, op), sc, ref.Tenant, ref.ID)
+			// No confirmation is given in bulk: an item whose evidence contradicts
+			// it, or whose object id settle cannot check, is refused here and is
+			// approved on its own page.
+			_, o.Err = s.Approve(actingIn(ctx, sc, op), sc, ref.Tenant, ref.ID, Approval{})
 		}
 		out = append(out, o)
 	}

@@ -14,6 +14,20 @@ type Layout struct {
 	ServedIn string
 	// ReadOnly shows that the server refuses every change.
 	ReadOnly bool
+	// Zone is the time zone the page prints times in ("UTC"), linked to
+	// the settings page where the person changes it.
+	Zone string
+}
+
+// SettingsPage is a person's console settings: the time zone of every
+// time the console prints.
+type SettingsPage struct {
+	Layout
+	Zone    string   // the field's value: the current zone, or what was typed
+	Zones   []string // suggestions
+	Current string   // "Times are shown in UTC: now is …"
+	Problem string   // why the typed name was refused, beside the field
+	Done    string
 }
 
 // User is the signed-in person as the header shows them.
@@ -39,6 +53,7 @@ type Time struct {
 	ISO      string // RFC 3339, UTC
 	UTC      string // "2026-12-01 03:04:05 UTC"
 	Relative string
+	Absolute string // "2026-12-01 04:04:05 CET", in the reader's zone, shown beside Relative
 	Empty    string // shown when ISO is ""
 }
 

@@ -60,6 +60,7 @@ type FindingRow struct {
 	Open          bool
 	Acknowledged  string // "Acknowledged by … · note", "" while open
 	AckAction     string // the acknowledge form's action; "" when not offered
+	Href          string // the finding's own read-only page; "" when the viewer may not open it
 }
 
 // FindingsPage is the owners' review of audit findings.
@@ -78,5 +79,16 @@ type FindingsPage struct {
 // its page: its open audit findings, shown as a banner. The review actions
 // taken about it are in its timeline, with everyone else's.
 type OperationReview struct {
-	Findings []FindingRow
+	Findings   []FindingRow
+	ReviewHref string // the findings page, for those who may act on them; "" for the others
+}
+
+// FindingPage is one audit finding, read-only: what support and managers
+// see of a finding about an operation they may read. The actions stay on
+// the findings page, for the target's owners.
+type FindingPage struct {
+	Layout
+	Row        FindingRow
+	ReviewHref string // the findings page, when the viewer may act; else ""
+	Note       string // who acts on it, for those who may not
 }

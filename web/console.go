@@ -192,6 +192,7 @@ func (pg pages) layout(c echo.Context, title, current string) views.Layout {
 		return l
 	}
 	l.User = &views.User{Name: displayName(p), Roles: rolesText(p), Identity: identityText(p)}
+	l.Zone = zoneOf(c).String()
 	for _, n := range navigation {
 		if p.Has(n.permission) {
 			l.Nav = append(l.Nav, views.Link{Label: n.label, Href: n.href, Current: current == n.key})

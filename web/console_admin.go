@@ -117,7 +117,7 @@ func (ad *admin) adminTenantPage(c echo.Context) error {
 // (read-only: they are set with settle tenant set) and the recent admin
 // actions.
 func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant string) (views.AdminTenantPage, error) {
-	ctx, now := c.Request().Context(), ad.now()
+	ctx, now := c.Request().Context(), ad.clock(c)
 	base := adminTenantHref(tenant)
 	v := views.AdminTenantPage{Tenant: tenant, CreateToken: base + "/tokens", Back: "/admin",
 		Callbacks:   p.Can(auth.ManageHooks, tenant, ""),

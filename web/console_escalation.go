@@ -46,7 +46,7 @@ func (es *escalations) showEscalation(c echo.Context, status int, f escForm) err
 	if err != nil {
 		return actionError(err)
 	}
-	v := es.escalationView(k, p, es.now(), f)
+	v := es.escalationView(k, p, es.clock(c), f)
 	v.Layout = es.layout(c, "Escalation "+k.Operation.ID, "escalations")
 	v.ServedIn = servedIn(c)
 	return es.render(c, status, views.Escalation(v))

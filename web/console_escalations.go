@@ -124,7 +124,7 @@ func (es *escalations) escalationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	q := escQueryOf(c.QueryParams())
-	v, err := es.escalationsView(actingAs(c, p, auth.Resolve, "", ""), p, q, es.now())
+	v, err := es.escalationsView(actingAs(c, p, auth.Resolve, "", ""), p, q, es.clock(c))
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (es *escalations) proposalsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	now := es.now()
+	now := es.clock(c)
 	v := views.ProposalsPage{}
 	if cut {
 		v.Note = "Showing the oldest 500 open proposals."

@@ -45,7 +45,7 @@ func (rv *review) renderFindings(c echo.Context, status int, form findingsForm) 
 	if c.QueryParam("done") == "acknowledged" {
 		v.Done = "Acknowledged. Your note is on the finding and in the event log."
 	}
-	now := rv.now()
+	now := rv.clock(c)
 	for _, f := range fs {
 		if !p.Can(auth.ReviewInbox, f.Tenant, f.Target) || (which == "resolved" && f.Open()) {
 			continue
@@ -77,9 +77,10 @@ func findingRow(p *auth.Principal, f ledger.Finding, owner string, now time.Time
 	r.Title, r.Meaning = findingText(f, owner)
 	if p.Can(auth.ViewOperations, f.Tenant, "") {
 		r.OperationHref = "/operations/" + url.PathEscape(f.Tenant) + "/" + url.PathEscape(f.OperationID)
+		r.Href = findingHref(f)
 	}
 	if a := f.Acknowledged; a != nil {
-		r.Acknowledged = "Acknowledged by " + orName(a.Name, a.Subject) + ", " + timeView(&a.At, now, "").Relative +
+		r.Acknowledged = "Acknowledged by " + orName(a.Name, a.Subject) + ", " + timeText(a.At, now) +
 			": " + ledger.PlainText(a.Note, 500)
 	}
 	return r
@@ -143,15 +144,19 @@ func (rv *review) findingAcknowledge(c echo.Context) error {
 // operationReview is what the operation's page shows of its review: its
 // open findings, for everyone who may read it (support should know a
 // finding is being looked at), and the review actions taken about it.
-func (o *operationPages) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation, now time.Time) (views.OperationReview, error) {
+func (o *operationPages) operationReview(ctx context.Context, p *auth.Principal, op ledger.Operation,
+	now time.Time) (views.OperationReview, []ledger.Finding, error) {
 	var v views.OperationReview
 	fs, err := o.store.ListFindings(ctx, ledger.FindingFilter{Tenants: []string{op.Tenant}, OperationID: op.ID, Open: true})
 	if err != nil {
-		return v, err
+		return v, nil, err
 	}
 	owner := ownerOf(o.targets, op.Target)
 	for _, f := range fs {
 		v.Findings = append(v.Findings, findingRow(p, f, owner, now))
 	}
-	return v, nil
+	if len(fs) > 0 && p.Can(auth.ReviewInbox, op.Tenant, op.Target) {
+		v.ReviewHref = "/findings"
+	}
+	return v, fs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -33,6 +34,8 @@ func (rv *review) routes() []ConsoleRoute {
 		{Method: http.MethodPost, Path: "/quarantine/:tenant/:id/dismiss", Permission: auth.ReviewInbox, Tenanted: true,
 			handle: rv.quarantineDismiss},
 		{Method: http.MethodGet, Path: "/findings", Permission: auth.ReviewInbox, handle: rv.findingsPage},
+		{Method: http.MethodGet, Path: "/findings/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
+			handle: rv.findingPage},
 		{Method: http.MethodPost, Path: "/findings/:tenant/:id/acknowledge", Permission: auth.ReviewInbox, Tenanted: true,
 			handle: rv.findingAcknowledge},
 	}
@@ -128,11 +131,12 @@ func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineFo
 		Done:    quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
 		Operation: form.operation, Reason: form.reason,
 	}
+	now := rv.clock(c)
 	for _, q := range visibleQuarantine(p, items) {
 		if which == "resolved" && q.ResolvedAt == nil {
 			continue
 		}
-		v.Rows = append(v.Rows, rv.quarantineRow(p, q))
+		v.Rows = append(v.Rows, rv.quarantineRow(p, q, now))
 	}
 	if len(v.Rows) == 0 {
 		v.Empty = map[string]string{"open": "No quarantined event waits for review.",
@@ -152,8 +156,7 @@ func quarantineDone(done string) string {
 	return ""
 }
 
-func (rv *review) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) views.QuarantineRow {
-	now := rv.now()
+func (rv *review) quarantineRow(p *auth.Principal, q ledger.QuarantineItem, now time.Time) views.QuarantineRow {
 	id := strconv.FormatInt(q.ID, 10)
 	r := views.QuarantineRow{
 		ID: id, Target: q.Target, Reason: ledger.PlainText(q.Reason, 300),
@@ -179,7 +182,7 @@ func (rv *review) quarantineRow(p *auth.Principal, q ledger.QuarantineItem) view
 			}
 		}
 	default:
-		r.Status = "Resolved by " + orName(q.ResolvedByName, q.ResolvedBy) + ", " + timeView(q.ResolvedAt, now, "").Relative
+		r.Status = "Resolved by " + orName(q.ResolvedByName, q.ResolvedBy) + ", " + timeText(*q.ResolvedAt, now)
 		r.Resolution = ledger.PlainText(q.Resolution, 500)
 	}
 	return r

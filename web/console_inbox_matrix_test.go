@@ -26,6 +26,9 @@ var inboxCases = map[string]matrixCase{
 		return url.Values{"reason": {"a test event from the provider's dashboard"}}
 	}},
 	"GET /findings": {url: func(*console, ledger.Operation) string { return "/findings" }, ok: http.StatusOK},
+	"GET /findings/:tenant/:id": {url: func(c *console, op ledger.Operation) string {
+		return "/findings/" + op.Tenant + "/" + strconv.FormatInt(c.finding(op.Tenant).ID, 10)
+	}, ok: http.StatusOK},
 	"POST /findings/:tenant/:id/acknowledge": {url: func(c *console, op ledger.Operation) string {
 		return "/findings/" + op.Tenant + "/" + strconv.FormatInt(c.finding(op.Tenant).ID, 10) + "/acknowledge"
 	}, ok: http.StatusSeeOther, form: func(*console, ledger.Operation) url.Values {

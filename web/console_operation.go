@@ -29,15 +29,21 @@ func (o *operationPages) operationPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := o.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), o.now())
-	if v.Review, err = o.operationReview(ctx, p, op, o.now()); err != nil {
+	v := o.operationView(op, events, p.Can(auth.ViewPayload, tenant, op.Target), o.clock(c))
+	var findings []ledger.Finding
+	if v.Review, findings, err = o.operationReview(ctx, p, op, o.clock(c)); err != nil {
 		return err
+	}
+	// An open finding changes what support tells the customer: the banner
+	// at the top says so instead of the state's meaning.
+	if m, tone, ok := findingsMeaning(findings, op, ownerOf(o.targets, op.Target)); ok {
+		v.Meaning, v.Tone = m, tone
 	}
 	acts, err := o.operationActions(ctx, op)
 	if err != nil {
 		return err
 	}
-	v.Events = collapseRepeats(mergeActions(v.Events, events, acts, o.now()))
+	v.Events = collapseRepeats(mergeActions(v.Events, events, acts, o.clock(c)))
 	v.Intent = ledger.PlainText(op.IntentRef, 200)
 	v.Layout = o.layout(c, v.Intent+" · "+op.Target+" · "+op.Tenant, "operations")
 	v.ServedIn = servedIn(c)
@@ -111,7 +117,6 @@ func (o *operationPages) operationView(op ledger.Operation, events []ledger.Even
 
 func (o *operationPages) operationFacts(op ledger.Operation, owner string, now time.Time) []views.Fact {
 	created, updated := timeView(&op.CreatedAt, now, ""), timeView(&op.UpdatedAt, now, "")
-	deadline := timeView(op.Deadline, now, "none: it is never escalated for lateness")
 	facts := []views.Fact{
 		{ID: "tenant", Label: "Tenant", Value: op.Tenant},
 		{ID: "type", Label: "Type", Value: op.Type},
@@ -120,8 +125,11 @@ func (o *operationPages) operationFacts(op ledger.Operation, owner string, now t
 		{ID: "attempts", Label: "Sends", Value: sendsText(op.Attempts)},
 		{ID: "created", Label: "Registered", Time: &created},
 		{ID: "updated", Label: "Last change", Time: &updated},
-		{ID: "deadline", Label: "Deadline", Time: &deadline},
 		{ID: "retry-window", Label: "Same-key retry window", Value: retryWindowText(op, now)},
+	}
+	// A final or escalated operation's deadline changes nothing any more.
+	if d, ok := deadlineText(op, owner, now); ok {
+		facts = append(facts, views.Fact{ID: "deadline", Label: "Deadline", Value: d})
 	}
 	if op.State == ledger.Unknown && op.NextReconcileAt != nil {
 		next := timeView(op.NextReconcileAt, now, "")
@@ -153,7 +161,7 @@ func retryWindowText(op ledger.Operation, now time.Time) string {
 	if op.FirstClaimedAt == nil {
 		return w + " from the first send"
 	}
-	end := op.RetryWindowEnd.UTC().Format("2006-01-02 15:04:05 UTC")
+	end := absoluteTime(op.RetryWindowEnd, now.Location())
 	if now.Before(op.RetryWindowEnd) {
 		return w + ", open until " + end
 	}

@@ -37,6 +37,8 @@ func (o *operationPages) routes() []ConsoleRoute {
 		{Method: http.MethodGet, Path: "/operations", Permission: auth.ViewOperations, handle: o.operationsPage},
 		{Method: http.MethodGet, Path: "/operations/:tenant/:id", Permission: auth.ViewOperations, Tenanted: true,
 			handle: o.operationPage},
+		{Method: http.MethodGet, Path: "/settings", Permission: auth.ViewOperations, handle: o.settingsPage},
+		{Method: http.MethodPost, Path: "/settings", Permission: auth.ViewOperations, handle: o.settingsZone},
 		{Method: http.MethodGet, Path: "/static/:name", Public: true, handle: staticFile},
 	}
 }
@@ -103,7 +105,7 @@ type targetNames interface{ Names() []string }
 func (o *operationPages) operationsPage(c echo.Context) error {
 	p := auth.FromContext(c.Request().Context())
 	q := parseOpsQuery(c.QueryParams())
-	v, err := o.operationsView(c.Request().Context(), p, q, o.now())
+	v, err := o.operationsView(c.Request().Context(), p, q, o.clock(c))
 	if err != nil {
 		return err
 	}

@@ -430,15 +430,16 @@ func actorText(actor string) string {
 	return ledger.PlainText(actor, 200)
 }
 
-// timeView shows t relative to now with its exact UTC time; nil shows
-// empty.
+// timeView shows t relative to now and as a clock in now's location (the
+// reader's zone, pages.clock), with its exact UTC time; nil shows empty.
+// It is the one place the console formats a moment for a view.
 func timeView(t *time.Time, now time.Time, empty string) views.Time {
 	if t == nil || t.IsZero() {
 		return views.Time{Empty: empty}
 	}
 	u := t.UTC()
 	return views.Time{ISO: u.Format(time.RFC3339), UTC: u.Format("2006-01-02 15:04:05 UTC"),
-		Relative: relative(u, now)}
+		Relative: relative(u, now), Absolute: absoluteTime(u, now.Location())}
 }
 
 // relative says how long ago (or how soon) t is: "just now", "3 min ago",

@@ -44,7 +44,7 @@ func (tp *targetPages) routes() []ConsoleRoute {
 // signed-in role reads contracts: support explains "under review by …"
 // with them, owners and managers plan with them.
 func (tp *targetPages) targetsPage(c echo.Context) error {
-	now := tp.now()
+	now := tp.clock(c)
 	v := views.TargetsPage{Empty: "No target contracts are configured on this server."}
 	var cts []*target.Contract
 	for _, name := range tp.contractNames() {
@@ -78,7 +78,7 @@ func (tp *targetPages) targetPage(c echo.Context) error {
 	if !ok {
 		return notFound()
 	}
-	v := targetView(ct, tp.now())
+	v := targetView(ct, tp.clock(c))
 	if r, ok := tp.goNoGo(c.Request().Context(), ct)[ct.Name]; ok {
 		v.GoNoGo = tp.goNoGoView(r)
 	}
@@ -184,7 +184,7 @@ func checkedText(checked, now time.Time) string {
 	if checked.IsZero() {
 		return "never checked"
 	}
-	s := checked.UTC().Format("2006-01-02") + " (" + relative(checked, now) + ")"
+	s := timeText(checked, now)
 	if stale(checked, now) {
 		s += " — more than 180 days ago: re-check the documentation"
 	}

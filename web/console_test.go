@@ -62,6 +62,9 @@ var coreCases = map[string]matrixCase{
 	"GET /operations":             {url: func(*console, ledger.Operation) string { return "/operations" }, ok: http.StatusOK},
 	"GET /operations/:tenant/:id": {url: func(c *console, op ledger.Operation) string { return c.opPath(op) }, ok: http.StatusOK},
 	"GET /static/:name":           {url: func(*console, ledger.Operation) string { return static.URL("style.css") }, ok: http.StatusOK},
+	"GET /settings":               {url: func(*console, ledger.Operation) string { return "/settings" }, ok: http.StatusOK},
+	"POST /settings": {url: func(*console, ledger.Operation) string { return "/settings" }, ok: http.StatusSeeOther,
+		form: func(*console, ledger.Operation) url.Values { return url.Values{"zone": {"Europe/Berlin"}} }},
 }
 
 // The authorization matrix: every console route × every role (and

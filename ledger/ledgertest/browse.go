@@ -19,6 +19,7 @@ func testBrowse(t *testing.T, h Harness) {
 	t.Run("PagesAcrossTenants", func(t *testing.T) { testBrowsePages(t, h) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, h) })
 	t.Run("SearchLimit", func(t *testing.T) { testSearchLimit(t, h) })
+	t.Run("SearchObjects", func(t *testing.T) { testSearchObjects(t, h) })
 	t.Run("Invalid", func(t *testing.T) { testBrowseInvalid(t, h) })
 }
 
@@ -329,6 +330,58 @@ func testSearch(t *testing.T, h Harness) {
 			if op.Payload != nil {
 				t.Errorf("%s: loaded the payload", c.name)
 			}
+		}
+	}
+}
+
+// testSearchObjects: every object id settle has seen for an operation
+// finds it (a duplicate finding's second charge, the ids a lookup's answer
+// named), in its tenant only.
+func testSearchObjects(t *testing.T, h Harness) {
+	f, as := auditSetup(t, h)
+	b := browser(t, f.store)
+	a := f.succeededOn("acme", "payments")
+	if _, err := as.RecordFinding(f.ctx, ledger.Finding{Tenant: "acme", OperationID: a.ID, Kind: ledger.FindingDuplicate,
+		RemoteIDs: []string{a.RemoteRef, "ch_second_7"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A lookup that found two objects and one that named an object.
+	u := f.unknown("globex")
+	u = f.lease(u)
+	o := outcome(u, ledger.Unknown, ledger.Escalated)
+	o.Evidence = map[string]any{"remote_ids": []string{"ch_g1", "ch_g2"}}
+	u, err := f.store.Record(f.ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.lease(f.unknown("globex"))
+	o = outcome(w, ledger.Unknown, ledger.Unknown)
+	o.Evidence = map[string]any{"remote_id": "ch_pending_3"}
+	if w, err = f.store.Record(f.ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	acme, globex := []string{"acme"}, []string{"globex"}
+	for _, c := range []struct {
+		name string
+		f    ledger.SearchFilter
+		want []ledger.Operation
+	}{
+		{"FindingSecondID", ledger.SearchFilter{Tenants: acme, Ref: "ch_second_7"}, []ledger.Operation{a}},
+		{"FindingSecondIDSpaces", ledger.SearchFilter{Tenants: acme, Ref: " ch_second_7 "}, []ledger.Operation{a}},
+		{"FindingSecondIDInAll", ledger.SearchFilter{AllTenants: true, Ref: "ch_second_7"}, []ledger.Operation{a}},
+		{"FindingSecondIDOtherTenant", ledger.SearchFilter{Tenants: globex, Ref: "ch_second_7"}, nil},
+		{"ConfirmedID", ledger.SearchFilter{Tenants: acme, Ref: a.RemoteRef}, []ledger.Operation{a}},
+		{"LookupIDs", ledger.SearchFilter{Tenants: globex, Ref: "ch_g2"}, []ledger.Operation{u}},
+		{"LookupIDsInTenants", ledger.SearchFilter{Tenants: []string{"acme", "globex"}, Ref: "ch_g1"}, []ledger.Operation{u}},
+		{"LookupIDOtherTenant", ledger.SearchFilter{Tenants: acme, Ref: "ch_g1"}, nil},
+		{"LookupPendingID", ledger.SearchFilter{Tenants: globex, Ref: "ch_pending_3"}, []ledger.Operation{w}},
+	} {
+		got, err := b.Search(f.ctx, c.f)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(ids(got), ids(c.want)) {
+			t.Errorf("%s: found %v, want %v", c.name, ids(got), ids(c.want))
 		}
 	}
 }

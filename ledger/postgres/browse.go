@@ -103,7 +103,11 @@ func (s *Store) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Ope
 	ref := q.arg(f.Ref)
 	// Each of the two searches adds its own arguments to these.
 	loose := query{args: slices.Clone(q.args)}
-	exact := []string{tenant + " AND intent_ref = " + ref, tenant + " AND remote_ref = " + ref}
+	exact := []string{tenant + " AND intent_ref = " + ref, tenant + " AND remote_ref = " + ref,
+		// Any object id settle has seen for the operation (migration 00033):
+		// the second charge of a duplicate is the one a customer quotes.
+		tenant + " AND (tenant_id, operation_id) IN (SELECT tenant_id, operation_id FROM operation_objects WHERE " +
+			tenant + " AND object_id = " + ref + ")"}
 	if id, ok := ledger.ParseID(f.Ref); ok {
 		id := q.arg(id)
 		exact = append(exact, tenant+" AND operation_id = "+id+"::uuid")

@@ -251,21 +251,21 @@ var planCases = []planCase{
 		}},
 	// The console's search box: Find's look-ups over a set of tenants; over
 	// every tenant, a skip over the primary key for the tenants first.
-	{name: "Search/Tenants", want: []string{"operation_ledger_intent", "operation_ledger_remote_ref"},
+	{name: "Search/Tenants", want: []string{"operation_ledger_intent", "operation_ledger_remote_ref", "operation_objects_pkey"},
 		run: func(ctx context.Context, f *planFixture) error {
 			return found(f.s.Search(ctx, ledger.SearchFilter{Tenants: planTenants, Ref: f.settled.IntentRef}))
 		}},
 	{name: "Search/TenantsByID", want: []string{"operation_ledger_intent", "operation_ledger_remote_ref",
-		"operation_ledger_pkey", "operation_ledger_remote_key"},
+		"operation_ledger_pkey", "operation_ledger_remote_key", "operation_objects_pkey"},
 		run: func(ctx context.Context, f *planFixture) error {
 			return found(f.s.Search(ctx, ledger.SearchFilter{Tenants: planTenants, Ref: f.settled.ID}))
 		}},
-	{name: "Search/AllTenants", want: []string{"operation_ledger_intent", "operation_ledger_remote_ref"},
+	{name: "Search/AllTenants", want: []string{"operation_ledger_intent", "operation_ledger_remote_ref", "operation_objects_pkey"},
 		run: func(ctx context.Context, f *planFixture) error {
 			return found(f.s.Search(ctx, ledger.SearchFilter{AllTenants: true, Ref: f.settled.RemoteRef}))
 		}},
 	{name: "Search/AllTenantsByID", want: []string{"operation_ledger_intent", "operation_ledger_remote_ref",
-		"operation_ledger_pkey", "operation_ledger_remote_key"},
+		"operation_ledger_pkey", "operation_ledger_remote_key", "operation_objects_pkey"},
 		run: func(ctx context.Context, f *planFixture) error {
 			return found(f.s.Search(ctx, ledger.SearchFilter{AllTenants: true, Ref: f.settled.RemoteKey}))
 		}},

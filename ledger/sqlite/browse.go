@@ -99,6 +99,10 @@ func (s *Store) Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Ope
 	exact := []string{
 		"INDEXED BY operation_ledger_intent WHERE " + tenant + " AND intent_ref = " + ref,
 		"INDEXED BY operation_ledger_remote_ref WHERE " + tenant + " AND remote_ref = " + ref,
+		// Any object id settle has seen for the operation (migration 00033):
+		// the second charge of a duplicate is the one a customer quotes.
+		"WHERE " + tenant + " AND (tenant_id, operation_id) IN (SELECT tenant_id, operation_id FROM operation_objects WHERE " +
+			tenant + " AND object_id = " + ref + ")",
 	}
 	if id, ok := ledger.ParseID(f.Ref); ok {
 		id := q.arg(id)
