@@ -254,8 +254,13 @@ func adminActions(acts []ledger.Action, now time.Time) []views.ActionRow {
 		if a.Name != "" {
 			who = ledger.PlainText(a.Name, 200) + " (" + who + ")"
 		}
+		object := ledger.PlainText(a.Object, 100)
+		if (a.Kind == ledger.ActionCallbackSet || a.Kind == ledger.ActionCallbackRemove) && a.Reason != "" {
+			// The endpoint's URL (without its query), which the store records.
+			object = ledger.PlainText(a.Reason, 600)
+		}
 		rows = append(rows, views.ActionRow{When: timeView(&a.At, now, ""), Who: who,
-			Role: ledger.PlainText(a.Role, 40), What: what, Object: ledger.PlainText(a.Object, 100),
+			Role: ledger.PlainText(a.Role, 40), What: what, Object: object,
 			RequestID: ledger.PlainText(a.RequestID, 200)})
 		if len(rows) == maxAdminActions {
 			break

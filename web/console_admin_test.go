@@ -218,6 +218,9 @@ func TestConsoleAdmin_Callback(t *testing.T) {
 			t.Fatalf("stored %+v, %v; shown %q", cb.URL, err, secret)
 		}
 		wantActor(t, findAction(t, c.actions("acme"), ledger.ActionCallbackSet, "acme"), set)
+		if a := findAction(t, c.actions("acme"), ledger.ActionCallbackSet, "acme"); a.Reason != "https://hooks.example.com/acme" {
+			t.Fatalf("the set is recorded with %q, want the URL", a.Reason)
+		}
 		page := b.get("/admin/tenants/acme")
 		if !testid(page.body, "callback-url", "https://hooks.example.com/acme") || bytes.Contains(page.body, []byte(secret)) {
 			t.Fatalf("tenant page: %s", page.body)
@@ -241,6 +244,13 @@ func TestConsoleAdmin_Callback(t *testing.T) {
 			t.Fatalf("after remove: %v", err)
 		}
 		wantActor(t, findAction(t, c.actions("acme"), ledger.ActionCallbackRemove, "acme"), removed)
+		if a := findAction(t, c.actions("acme"), ledger.ActionCallbackRemove, "acme"); a.Reason != "https://hooks.example.com/acme" {
+			t.Fatalf("the removal is recorded with %q, want the URL", a.Reason)
+		}
+		if r := b.get("/admin/tenants/acme"); !bytes.Contains(r.body, []byte("removed the callback endpoint <span class=\"mono\">https://hooks.example.com/acme</span>")) ||
+			bytes.Contains(r.body, []byte(secret)) {
+			t.Fatalf("recent changes do not name the removed URL: %s", r.body)
+		}
 		if again := b.do(http.MethodPost, "/admin/tenants/acme/callback/remove", url.Values{"_csrf": {b.token()}}); again.status != http.StatusNotFound {
 			t.Fatalf("removing twice: %d", again.status)
 		}
