@@ -61,7 +61,7 @@ func (ad *admin) confirmTenant(c echo.Context) error {
 			{ID: "existing", Label: "Tenants already known", Value: tenantNames(tenants)}},
 		Consequences: newTenantConsequences,
 		Action:       "/admin/tenants", Hidden: []views.Field{{Name: "tenant", Value: name}},
-		Button: "Create the tenant", Cancel: "/admin", TestID: "confirm-tenant",
+		Button: "Create the tenant", Cancel: "/admin", TestID: "confirm-create-tenant",
 	})
 }
 
