@@ -186,3 +186,26 @@ func NewCallbackSecret() (string, error) {
 	}
 	return callbackSecretPrefix + base64.RawURLEncoding.EncodeToString(key[:]), nil
 }
+
+// CallbackActionURL is how a callback.set or callback.remove action records
+// the endpoint (its Reason): scheme, host and path only. The query is
+// dropped (marked "?…"), since receivers put tokens there; the signing
+// secret is never part of a URL.
+func CallbackActionURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	s := u.Scheme + "://" + u.Host + u.EscapedPath()
+	if u.RawQuery != "" {
+		s += "?…"
+	}
+	if len(s) > maxActionReason {
+		n := maxActionReason - len("…")
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return s[:n] + "…"
+	}
+	return s
+}

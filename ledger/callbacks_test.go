@@ -42,3 +42,18 @@ func TestTrimCallbackError(t *testing.T) {
 		}
 	}
 }
+
+// The recorded URL keeps scheme, host and path, never the query a receiver
+// may put a token in.
+func TestCallbackActionURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"https://hooks.example.com/acme":             "https://hooks.example.com/acme",
+		"https://hooks.example.com/a?token=s3cr3t#x": "https://hooks.example.com/a?…",
+		"https://hooks.example.com:8443/a%20b":       "https://hooks.example.com:8443/a%20b",
+	} {
+		if got := ledger.CallbackActionURL(raw); got != want {
+			t.Errorf("%q: %q, want %q", raw, got, want)
+		}
+	}
+}

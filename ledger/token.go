@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // tokenPrefix marks settle API tokens so that secret scanners and people
@@ -21,9 +22,35 @@ const tokenPrefix = "stl_"
 type Token struct {
 	ID        string // public id, e.g. "tok_1a2b3c4d5e6f"
 	Tenant    string
+	Name      string // what the token is for, given at creation (ValidateTokenName)
 	Hash      []byte // SHA-256 of the secret token
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// LastUsedAt is when the token last authenticated a request, to
+	// within TouchEvery; nil when never used.
+	LastUsedAt *time.Time
+}
+
+// TouchEvery bounds how often a token's last use is written: at most once
+// per this interval per token, so the API does not write on every request.
+const TouchEvery = time.Minute
+
+// MaxTokenName bounds a token's name, in characters.
+const MaxTokenName = 80
+
+// ValidateTokenName checks the name a token is created with: required,
+// at most MaxTokenName characters of plain text (it is shown in the
+// console and printed by the CLI).
+func ValidateTokenName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return Errorf(EInvalid, "Give the token a name that says what it is for, e.g. “billing service, production”")
+	case utf8.RuneCountInString(name) > MaxTokenName || !utf8.ValidString(name):
+		return Errorf(EInvalid, "a token name is at most %d characters", MaxTokenName)
+	case PlainText(name, 4*MaxTokenName) != name || name != strings.TrimSpace(name):
+		return Errorf(EInvalid, "a token name is plain text: no control characters, no leading or trailing spaces")
+	}
+	return nil
 }
 
 // TokenStore persists API tokens. Implemented by the PostgreSQL and SQLite
@@ -32,6 +59,8 @@ type Token struct {
 // the same transaction.
 type TokenStore interface {
 	// CreateToken stores a new token and records the token.create action.
+	// A tenant settle does not know (TenantStore) is refused with
+	// UnknownTenant, nothing written.
 	CreateToken(ctx context.Context, t Token) error
 	// TokenByHash returns the token with that hash, revoked or not, or
 	// ENotFound. It is not tenant-scoped: authentication learns the tenant
@@ -43,13 +72,21 @@ type TokenStore interface {
 	// token.revoke action; ENotFound if the tenant has no such token (another
 	// tenant's token included). Revoking twice keeps the first time.
 	RevokeToken(ctx context.Context, tenant, id string, t time.Time) error
+	// TouchToken sets the token's last use to at unless it was set less
+	// than TouchEvery before at (checked in the statement itself, so
+	// replicas racing write once), and reports whether it wrote. It is not
+	// a person's action: nothing is recorded.
+	TouchToken(ctx context.Context, tenant, id string, at time.Time) (bool, error)
 }
 
-// NewToken creates a token for tenant: it returns the secret to show once
-// and the record to store.
-func NewToken(tenant string, now time.Time) (secret string, t Token, err error) {
+// NewToken creates a token named name for tenant: it returns the secret to
+// show once and the record to store.
+func NewToken(tenant, name string, now time.Time) (secret string, t Token, err error) {
 	if !ValidTenant(tenant) {
 		return "", Token{}, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	if err := ValidateTokenName(name); err != nil {
+		return "", Token{}, err
 	}
 	var id [6]byte
 	var key [32]byte
@@ -63,6 +100,7 @@ func NewToken(tenant string, now time.Time) (secret string, t Token, err error) 
 	return secret, Token{
 		ID:        "tok_" + hex.EncodeToString(id[:]),
 		Tenant:    tenant,
+		Name:      name,
 		Hash:      HashToken(secret),
 		CreatedAt: now.UTC().Truncate(time.Microsecond),
 	}, nil
@@ -79,7 +117,11 @@ func HashToken(secret string) []byte {
 // Authenticate returns the token of a bearer secret, or EUnauthorized for a
 // malformed, unknown or revoked one (the caller answers 401 without
 // detail). Any other error is the store's: an outage is not a revocation.
-func Authenticate(ctx context.Context, s TokenStore, secret string) (Token, error) {
+// It records the token's use at now when the last recorded use is
+// TouchEvery old or more, so a busy client costs one write a minute, not
+// one a request; a failed write of that is not a failed authentication
+// (the time is for people, the request is the client's).
+func Authenticate(ctx context.Context, s TokenStore, secret string, now time.Time) (Token, error) {
 	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) != len(tokenPrefix)+43 {
 		return Token{}, Errorf(EUnauthorized, "malformed API token")
 	}
@@ -92,6 +134,12 @@ func Authenticate(ctx context.Context, s TokenStore, secret string) (Token, erro
 	}
 	if t.RevokedAt != nil {
 		return Token{}, Errorf(EUnauthorized, "revoked API token")
+	}
+	now = now.UTC().Truncate(time.Microsecond)
+	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) >= TouchEvery {
+		if wrote, err := s.TouchToken(ctx, t.Tenant, t.ID, now); err == nil && wrote {
+			t.LastUsedAt = &now
+		}
 	}
 	return t, nil
 }

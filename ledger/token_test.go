@@ -25,7 +25,7 @@ var (
 func TestNewToken(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.FixedZone("CET", 3600))
-	secret, tok, err := ledger.NewToken("acme", now)
+	secret, tok, err := ledger.NewToken("acme", "test", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestNewToken_Entropy(t *testing.T) {
 	secrets, ids := map[string]bool{}, map[string]bool{}
 	ones := 0
 	for range n {
-		secret, tok, err := ledger.NewToken("acme", time.Now())
+		secret, tok, err := ledger.NewToken("acme", "test", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestNewToken_InvalidTenant(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			secret, tok, err := ledger.NewToken(tenant, time.Now())
+			secret, tok, err := ledger.NewToken(tenant, "test", time.Now())
 			if ledger.ErrorCode(err) != ledger.EInvalid {
 				t.Fatalf("error %v, want %s", err, ledger.EInvalid)
 			}
@@ -113,7 +113,7 @@ func TestNewToken_InvalidTenant(t *testing.T) {
 	} {
 		t.Run("Valid"+name, func(t *testing.T) {
 			t.Parallel()
-			if _, _, err := ledger.NewToken(tenant, time.Now()); err != nil {
+			if _, _, err := ledger.NewToken(tenant, "test", time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -154,11 +154,14 @@ func setup(t *testing.T, h ledgertest.Harness) fixture {
 	s := h.New(t, time.Now).(tokenStore)
 	ctx := ledger.NewContextWithActor(context.Background(), ledger.Actor{Subject: "cli:test", Name: "test", Role: "admin"})
 	f := fixture{store: s}
-	var err error
-	if f.valid, f.validTok, err = ledger.NewToken("acme", time.Now()); err != nil {
+	if err := s.(ledger.TenantStore).CreateTenant(ctx, "acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if f.revoked, f.revTok, err = ledger.NewToken("acme", time.Now()); err != nil {
+	var err error
+	if f.valid, f.validTok, err = ledger.NewToken("acme", "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if f.revoked, f.revTok, err = ledger.NewToken("acme", "test", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, tok := range []ledger.Token{f.validTok, f.revTok} {
@@ -179,12 +182,12 @@ func TestAuthenticate(t *testing.T) {
 		f := setup(t, h)
 		ctx := context.Background()
 
-		got, err := ledger.Authenticate(ctx, f.store, f.valid)
+		got, err := ledger.Authenticate(ctx, f.store, f.valid, time.Now())
 		if err != nil || got.ID != f.validTok.ID || got.Tenant != "acme" || !bytes.Equal(got.Hash, f.validTok.Hash) {
 			t.Fatalf("valid token: %+v, %v", got, err)
 		}
 
-		unknown, _, _ := ledger.NewToken("acme", time.Now()) // well-formed, never stored
+		unknown, _, _ := ledger.NewToken("acme", "test", time.Now()) // well-formed, never stored
 		body := strings.TrimPrefix(f.valid, "stl_")
 		for name, secret := range map[string]string{
 			"Empty":         "",
@@ -209,7 +212,7 @@ func TestAuthenticate(t *testing.T) {
 				if secret == f.valid {
 					t.Skip("the mutation left the valid token unchanged")
 				}
-				tok, err := ledger.Authenticate(ctx, f.store, secret)
+				tok, err := ledger.Authenticate(ctx, f.store, secret, time.Now())
 				if ledger.ErrorCode(err) != ledger.EUnauthorized {
 					t.Fatalf("error %v, want %s", err, ledger.EUnauthorized)
 				}
@@ -223,7 +226,7 @@ func TestAuthenticate(t *testing.T) {
 		// internal (500), never unauthorized (401), so an outage cannot be
 		// mistaken for a revocation.
 		f.store.Close()
-		if _, err := ledger.Authenticate(ctx, f.store, f.valid); err == nil || ledger.ErrorCode(err) == ledger.EUnauthorized {
+		if _, err := ledger.Authenticate(ctx, f.store, f.valid, time.Now()); err == nil || ledger.ErrorCode(err) == ledger.EUnauthorized {
 			t.Fatalf("closed store: %v, want an internal error", err)
 		}
 	})
@@ -271,4 +274,39 @@ func TestTokenStore(t *testing.T) {
 			}
 		}
 	})
+}
+
+// touchCounter is a token store that counts the writes of last use.
+type touchCounter struct {
+	ledger.TokenStore
+	tok     ledger.Token
+	touches int
+}
+
+func (c *touchCounter) TokenByHash(context.Context, []byte) (ledger.Token, error) { return c.tok, nil }
+
+func (c *touchCounter) TouchToken(_ context.Context, _, _ string, at time.Time) (bool, error) {
+	c.touches++
+	c.tok.LastUsedAt = &at
+	return true, nil
+}
+
+// TestAuthenticate_TouchesOnceAMinute: a client sending a request a second
+// for five minutes costs five writes of last use, not three hundred.
+func TestAuthenticate_TouchesOnceAMinute(t *testing.T) {
+	t.Parallel()
+	secret, tok, err := ledger.NewToken("acme", "billing", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &touchCounter{tok: tok}
+	start := time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC)
+	for i := range 300 {
+		if _, err := ledger.Authenticate(context.Background(), c, secret, start.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.touches != 5 {
+		t.Fatalf("%d writes of last use for 300 requests over 5 minutes, want 5", c.touches)
+	}
 }

@@ -80,20 +80,49 @@ type ControlRow struct {
 type AdminPage struct {
 	Layout
 	ReadOnlyText string
+	// Tenants are the known tenants the administrator manages, to pick
+	// from; TenantsEmpty says why there are none.
 	Tenants      []Link
-	// AllTenants offers a tenant field instead of a list: the binding
-	// covers every tenant, which settle cannot enumerate.
+	TenantsEmpty string
+	// AllTenants offers the form that creates a tenant: only an
+	// administrator of every tenant may add one.
 	AllTenants bool
+	NewTenant  string // the create form's action (GET: the confirmation page)
 	Problem    string
+}
+
+// ConfirmPage asks a person to confirm a change before it is made: GET
+// shows what will happen, the form POSTs it with CSRF. It works without
+// JavaScript.
+type ConfirmPage struct {
+	Layout
+	Heading string
+	// Facts name what is acted on ("Token", "billing (tok_…)").
+	Facts []Fact
+	// Consequences say in plain words what will happen.
+	Consequences []string
+	Action       string  // the form's action
+	Hidden       []Field // carried as is (the tenant to create)
+	Button       string  // "Revoke the token"
+	Danger       bool    // the button is styled as destructive
+	Cancel       string  // where "Cancel" goes
+	TestID       string  // data-testid of the confirm button
+}
+
+// Field is a hidden form field.
+type Field struct {
+	Name, Value string
 }
 
 // TokenRow is one API token; its secret is never shown again.
 type TokenRow struct {
-	ID      string
-	Created Time
-	Revoked Time // zero while active
-	Active  bool
-	Revoke  string // form action; "" when revoked
+	ID       string
+	Name     string
+	Created  Time
+	LastUsed Time // "never" until it authenticates; to within a minute
+	Revoked  Time // zero while active
+	Active   bool
+	Revoke   string // link to the confirmation page; "" when revoked
 }
 
 // CallbackView is a tenant's callback endpoint, without its secret.
@@ -138,9 +167,14 @@ type ActionRow struct {
 // AdminTenantPage is one tenant's API tokens and callback endpoint.
 type AdminTenantPage struct {
 	Layout
-	Tenant      string
+	Tenant string
+	// Unknown says the tenant is not one settle knows (a typo, say): no
+	// token can be made for it until it is created.
+	Unknown     string
 	Tokens      []TokenRow
-	CreateToken string // form action
+	CreateToken string // form action; "" for an unknown tenant
+	TokenName   string // the value a refused form keeps
+	NameProblem string // why the token's name was refused, beside the field
 	// Callbacks is shown only to those who may manage them.
 	Callbacks      bool
 	Callback       *CallbackView // nil when none is set

@@ -57,7 +57,7 @@ func (a *api) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if !strings.EqualFold(scheme, "Bearer") {
 			return a.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
 		}
-		tok, err := ledger.Authenticate(c.Request().Context(), a.store, strings.TrimSpace(secret))
+		tok, err := ledger.Authenticate(c.Request().Context(), a.store, strings.TrimSpace(secret), a.now())
 		if ledger.ErrorCode(err) == ledger.EUnauthorized {
 			return a.unauthorized(c, "invalid or revoked API token")
 		}

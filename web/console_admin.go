@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,7 @@ const givenUpShown = 10
 type admin struct {
 	pages
 	store interface {
+		ledger.TenantStore
 		ListTokens(ctx context.Context, tenant string) ([]ledger.Token, error)
 		CreateToken(ctx context.Context, t ledger.Token) error
 		RevokeToken(ctx context.Context, tenant, id string, t time.Time) error
@@ -40,14 +42,22 @@ type admin struct {
 func (ad *admin) routes() []ConsoleRoute {
 	return []ConsoleRoute{
 		{Method: http.MethodGet, Path: "/admin", Permission: auth.ManageTokens, handle: ad.adminPage},
+		// Creating a tenant: GET confirms the name, POST creates it. The
+		// handlers let only an administrator of every tenant do it.
+		{Method: http.MethodGet, Path: "/admin/new-tenant", Permission: auth.ManageTokens, handle: ad.confirmTenant},
+		{Method: http.MethodPost, Path: "/admin/tenants", Permission: auth.ManageTokens, handle: ad.createTenant},
 		{Method: http.MethodGet, Path: "/admin/tenants/:tenant", Permission: auth.ManageTokens, Tenanted: true,
 			handle: ad.adminTenantPage},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens", Permission: auth.ManageTokens, Tenanted: true,
 			handle: ad.createToken},
+		{Method: http.MethodGet, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
+			handle: ad.confirmRevoke},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/tokens/:id/revoke", Permission: auth.ManageTokens, Tenanted: true,
 			handle: ad.revokeToken},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback", Permission: auth.ManageHooks, Tenanted: true,
 			handle: ad.setCallback},
+		{Method: http.MethodGet, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
+			handle: ad.confirmRemoveCallback},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/remove", Permission: auth.ManageHooks, Tenanted: true,
 			handle: ad.removeCallback},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/retry", Permission: auth.ManageHooks, Tenanted: true,
@@ -55,25 +65,58 @@ func (ad *admin) routes() []ConsoleRoute {
 	}
 }
 
-// adminPage shows the read-only switch and the tenants the administrator
-// manages. An administrator of every tenant names one (settle keeps no
-// list of tenants): ?tenant= sends them to its page.
+// adminPage shows the read-only switch and the known tenants the
+// administrator manages, to pick from. ?tenant= opens a known one;
+// an unknown name is refused, not turned into a page for a tenant
+// nobody created.
 func (ad *admin) adminPage(c echo.Context) error {
 	p := auth.FromContext(c.Request().Context())
-	all, tenants := p.Tenants(auth.ManageTokens)
-	v := views.AdminPage{AllTenants: all, ReadOnlyText: readOnlyText(ad.readOnly)}
+	all, bound := p.Tenants(auth.ManageTokens)
+	v := views.AdminPage{AllTenants: all, ReadOnlyText: readOnlyText(ad.readOnly), NewTenant: "/admin/new-tenant"}
+	known, err := ad.store.ListTenants(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	isKnown := map[string]bool{}
+	for _, t := range known {
+		isKnown[t.ID] = true
+	}
 	if t := c.QueryParam("tenant"); t != "" {
-		if ledger.ValidTenant(t) && p.Can(auth.ManageTokens, t, "") {
+		switch {
+		case !ledger.ValidTenant(t) || !p.Can(auth.ManageTokens, t, ""):
+			v.Problem = "You cannot manage tenant “" + ledger.PlainText(t, 63) + "”."
+		case !isKnown[t]:
+			v.Problem = ledger.ErrorMessage(ledger.UnknownTenant(t))
+		default:
 			return c.Redirect(http.StatusSeeOther, adminTenantHref(t))
 		}
-		v.Problem = "You cannot manage tenant “" + ledger.PlainText(t, 63) + "”."
 	}
-	for _, t := range tenants {
-		v.Tenants = append(v.Tenants, views.Link{Label: t, Href: adminTenantHref(t)})
-	}
+	v.Tenants, v.TenantsEmpty = adminTenantLinks(all, bound, isKnown, known)
 	v.Layout = ad.layout(c, "Admin", "admin")
 	v.ServedIn = servedIn(c)
 	return ad.render(c, http.StatusOK, views.Admin(v))
+}
+
+// adminTenantLinks lists the tenants to pick from: every known one for an
+// administrator of all tenants, otherwise the bound ones, each marked when
+// settle does not know it yet (an administrator of every tenant creates
+// it).
+func adminTenantLinks(all bool, bound []string, isKnown map[string]bool, known []ledger.Tenant) ([]views.Link, string) {
+	var links []views.Link
+	if all {
+		for _, t := range known {
+			links = append(links, views.Link{Label: t.ID, Href: adminTenantHref(t.ID)})
+		}
+		return links, "settle knows no tenant yet: create the first one below."
+	}
+	for _, t := range bound {
+		label := t
+		if !isKnown[t] {
+			label += " (not created yet: ask an administrator of every tenant)"
+		}
+		links = append(links, views.Link{Label: label, Href: adminTenantHref(t)})
+	}
+	return links, "You manage no tenant."
 }
 
 // readOnlyText says what the read-only switch is set to. It is set when
@@ -123,12 +166,21 @@ func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 		Callbacks:   p.Can(auth.ManageHooks, tenant, ""),
 		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove",
 		RetryCallbacks: base + "/callback/retry"}
+	known, err := ad.store.TenantKnown(ctx, tenant)
+	if err != nil {
+		return v, err
+	}
+	if !known {
+		v.CreateToken = ""
+		v.Unknown = ledger.ErrorMessage(ledger.UnknownTenant(tenant))
+	}
 	tokens, err := ad.store.ListTokens(ctx, tenant)
 	if err != nil {
 		return v, err
 	}
 	for _, t := range tokens {
-		row := views.TokenRow{ID: t.ID, Created: timeView(&t.CreatedAt, now, ""),
+		row := views.TokenRow{ID: t.ID, Name: ledger.PlainText(t.Name, 4*ledger.MaxTokenName),
+			Created: timeView(&t.CreatedAt, now, ""), LastUsed: timeView(t.LastUsedAt, now, "never"),
 			Revoked: timeView(t.RevokedAt, now, "active"), Active: t.RevokedAt == nil}
 		if row.Active {
 			row.Revoke = base + "/tokens/" + url.PathEscape(t.ID) + "/revoke"
@@ -176,6 +228,7 @@ func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 
 // adminActionWords names the actions this page shows.
 var adminActionWords = map[ledger.ActionKind]string{
+	ledger.ActionTenantCreate:          "created the tenant",
 	ledger.ActionTokenCreate:           "created API token",
 	ledger.ActionTokenRevoke:           "revoked API token",
 	ledger.ActionCallbackSet:           "set the callback endpoint",
@@ -201,8 +254,13 @@ func adminActions(acts []ledger.Action, now time.Time) []views.ActionRow {
 		if a.Name != "" {
 			who = ledger.PlainText(a.Name, 200) + " (" + who + ")"
 		}
+		object := ledger.PlainText(a.Object, 100)
+		if (a.Kind == ledger.ActionCallbackSet || a.Kind == ledger.ActionCallbackRemove) && a.Reason != "" {
+			// The endpoint's URL (without its query), which the store records.
+			object = ledger.PlainText(a.Reason, 600)
+		}
 		rows = append(rows, views.ActionRow{When: timeView(&a.At, now, ""), Who: who,
-			Role: ledger.PlainText(a.Role, 40), What: what, Object: ledger.PlainText(a.Object, 100),
+			Role: ledger.PlainText(a.Role, 40), What: what, Object: object,
 			RequestID: ledger.PlainText(a.RequestID, 200)})
 		if len(rows) == maxAdminActions {
 			break
@@ -213,21 +271,37 @@ func adminActions(acts []ledger.Action, now time.Time) []views.ActionRow {
 
 // createToken issues an API token and shows its secret on this response
 // only: it is never stored, never in a URL, and the page is not cached.
+// A missing name or a tenant settle does not know re-renders the tenant's
+// page with the reason beside the field and the name kept (422).
 func (ad *admin) createToken(c echo.Context) error {
 	p, tenant, err := ad.adminTenant(c, auth.ManageTokens)
 	if err != nil {
 		return err
 	}
-	secret, t, err := ledger.NewToken(tenant, ad.now())
-	if err != nil {
-		return err
+	name := strings.TrimSpace(c.FormValue("name"))
+	secret, t, err := ledger.NewToken(tenant, name, ad.now())
+	if err == nil {
+		err = ad.store.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t)
 	}
-	if err := ad.store.CreateToken(actingAs(c, p, auth.ManageTokens, tenant, ""), t); err != nil {
+	if ledger.ErrorCode(err) == ledger.EInvalid {
+		v, verr := ad.adminTenantView(c, p, tenant)
+		if verr != nil {
+			return verr
+		}
+		v.TokenName, v.NameProblem = c.FormValue("name"), ledger.ErrorMessage(err)
+		if v.Unknown != "" {
+			v.NameProblem = ""
+			v.Problem = v.Unknown
+		}
+		return ad.render(c, http.StatusUnprocessableEntity, views.AdminTenant(v))
+	}
+	if err != nil {
 		return err
 	}
 	ad.log.Info("token created", "tenant", tenant, "token_id", t.ID,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
-	v := views.SecretPage{Heading: "New API token", Tenant: tenant, Label: "API token", ID: t.ID, Secret: secret,
+	v := views.SecretPage{Heading: "New API token “" + ledger.PlainText(t.Name, 4*ledger.MaxTokenName) + "”",
+		Tenant: tenant, Label: "API token", ID: t.ID, Secret: secret,
 		Note: "Copy it now: settle keeps only its hash and will never show it again. A client service sends it as “Authorization: Bearer …”.",
 		Back: adminTenantHref(tenant)}
 	v.Layout = ad.layout(c, "New API token", "admin")
@@ -235,8 +309,8 @@ func (ad *admin) createToken(c echo.Context) error {
 	return ad.render(c, http.StatusOK, views.Secret(v))
 }
 
-// revokeToken revokes one of the tenant's tokens. Another tenant's token
-// answers like an unknown one.
+// revokeToken revokes one of the tenant's tokens, confirmed on the page
+// confirmRevoke shows. Another tenant's token answers like an unknown one.
 func (ad *admin) revokeToken(c echo.Context) error {
 	p, tenant, err := ad.adminTenant(c, auth.ManageTokens)
 	if err != nil {
@@ -284,8 +358,9 @@ func (ad *admin) setCallback(c echo.Context) error {
 	return ad.render(c, http.StatusOK, views.Secret(v))
 }
 
-// removeCallback removes the tenant's endpoint; its undelivered
-// notifications are discarded by the store.
+// removeCallback removes the tenant's endpoint, confirmed on the page
+// confirmRemoveCallback shows; its undelivered notifications are
+// discarded by the store.
 func (ad *admin) removeCallback(c echo.Context) error {
 	p, tenant, err := ad.adminTenant(c, auth.ManageHooks)
 	if err != nil {

@@ -62,6 +62,17 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 		t.Fatalf("parameters: %d rows, value %q", n, b.TextByTestID("param-value"))
 	}
 	check("admin-tenant")
+	// A token needs a name: the browser's own check stops an empty one,
+	// the server's a blank one, keeping the page and saying why.
+	b.Fill(`[data-testid="token-name-input"]`, "   ")
+	if st := b.Submit(`[data-testid="token-create"]`); st != http.StatusUnprocessableEntity {
+		t.Fatalf("create a token named only spaces: %d", st)
+	}
+	if got := b.TextByTestID("token-name-problem"); !strings.Contains(got, "Give the token a name") {
+		t.Fatalf("the refusal reads %q", got)
+	}
+	check("token-name-refused")
+	b.Fill(`[data-testid="token-name-input"]`, "billing service, production")
 	if st := b.Submit(`[data-testid="token-create"]`); st != http.StatusOK {
 		t.Fatalf("create token: %d", st)
 	}
@@ -79,8 +90,26 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	if n := b.Count(`[data-testid="token-row"]`); n != 1 || strings.Contains(b.Text("main"), secret) {
 		t.Fatalf("listing: %d rows, secret shown %v", n, strings.Contains(b.Text("main"), secret))
 	}
+	if got := b.TextByTestID("token-name"); got != "billing service, production" {
+		t.Fatalf("token name %q", got)
+	}
+	if got := b.TextByTestID("token-last-used"); got == "never" || got == "" {
+		t.Fatalf("last used %q after a request", got)
+	}
+	check("token-listed")
+	// Revoking is confirmed on its own page first.
 	if st := b.Submit(`[data-testid="token-revoke"]`); st != http.StatusOK {
 		t.Fatalf("revoke: %d", st)
+	}
+	if got := b.Text("h1"); !strings.Contains(got, "Revoke the token “billing service, production”?") {
+		t.Fatalf("confirmation heading %q", got)
+	}
+	check("token-revoke-confirm")
+	if got := c.api(secret, "/api/v1/operations/"+op.ID); got != http.StatusOK {
+		t.Fatalf("the token while its revocation awaits confirmation: %d", got)
+	}
+	if st := b.Submit(`[data-testid="confirm-revoke"]`); st != http.StatusOK {
+		t.Fatalf("confirm revoke: %d", st)
 	}
 	if got := c.api(secret, "/api/v1/operations/"+op.ID); got != http.StatusUnauthorized {
 		t.Fatalf("the revoked token against the API: %d", got)
@@ -121,4 +150,19 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 		t.Fatalf("the retry is not among the recent changes: %s", got)
 	}
 	check("callback-retried")
+
+	// Removing the endpoint is confirmed on its own page first.
+	if st := b.Submit(`[data-testid="callback-remove"]`); st != http.StatusOK {
+		t.Fatalf("remove: %d", st)
+	}
+	if got := b.TextByTestID("confirm-url"); got != "https://hooks.example.com/acme" {
+		t.Fatalf("the confirmation names %q", got)
+	}
+	check("callback-remove-confirm")
+	if st := b.Submit(`[data-testid="confirm-remove-callback"]`); st != http.StatusOK {
+		t.Fatalf("confirm remove: %d", st)
+	}
+	if n := b.Count(`[data-testid="callback-none"]`); n != 1 {
+		t.Fatal("the endpoint is still shown after its removal")
+	}
 }

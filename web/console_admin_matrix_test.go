@@ -20,9 +20,23 @@ var adminCases = map[string]matrixCase{
 		ok: http.StatusOK},
 	// Creating answers 200 with the secret itself: a redirect would have
 	// to carry the secret somewhere.
+	// Only an administrator of every tenant creates one; the matrix's
+	// admin is bound to acme, so its answer is the handler's 403
+	// (TestConsoleAdmin_CreateTenant has the administrator of all).
+	"GET /admin/new-tenant": {url: func(*console, ledger.Operation) string { return "/admin/new-tenant?tenant=initech" },
+		ok: http.StatusForbidden},
+	"POST /admin/tenants": {url: func(*console, ledger.Operation) string { return "/admin/tenants" },
+		ok: http.StatusForbidden, form: func(*console, ledger.Operation) url.Values {
+			return url.Values{"tenant": {"initech"}}
+		}},
 	"POST /admin/tenants/:tenant/tokens": {url: func(_ *console, op ledger.Operation) string {
 		return "/admin/tenants/" + op.Tenant + "/tokens"
-	}, ok: http.StatusOK, form: emptyForm},
+	}, ok: http.StatusOK, form: func(*console, ledger.Operation) url.Values {
+		return url.Values{"name": {"billing"}}
+	}},
+	"GET /admin/tenants/:tenant/tokens/:id/revoke": {url: func(c *console, op ledger.Operation) string {
+		return "/admin/tenants/" + op.Tenant + "/tokens/" + c.issueToken(op.Tenant).ID + "/revoke"
+	}, ok: http.StatusOK},
 	"POST /admin/tenants/:tenant/tokens/:id/revoke": {url: func(c *console, op ledger.Operation) string {
 		return "/admin/tenants/" + op.Tenant + "/tokens/" + c.issueToken(op.Tenant).ID + "/revoke"
 	}, ok: http.StatusSeeOther, form: emptyForm},
@@ -31,6 +45,10 @@ var adminCases = map[string]matrixCase{
 	}, ok: http.StatusOK, form: func(*console, ledger.Operation) url.Values {
 		return url.Values{"url": {"https://hooks.example.com/settle"}}
 	}},
+	"GET /admin/tenants/:tenant/callback/remove": {url: func(c *console, op ledger.Operation) string {
+		c.setCallback(op.Tenant)
+		return "/admin/tenants/" + op.Tenant + "/callback/remove"
+	}, ok: http.StatusOK},
 	"POST /admin/tenants/:tenant/callback/remove": {url: func(c *console, op ledger.Operation) string {
 		c.setCallback(op.Tenant)
 		return "/admin/tenants/" + op.Tenant + "/callback/remove"
@@ -56,7 +74,8 @@ func testContracts(t *testing.T) *target.Set {
 // issueToken stores a new token of tenant the way the CLI does.
 func (c *console) issueToken(tenant string) ledger.Token {
 	c.t.Helper()
-	_, tok, err := ledger.NewToken(tenant, time.Now())
+	knownTenants(c.t, c.store, tenant)
+	_, tok, err := ledger.NewToken(tenant, "test client", time.Now())
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func TestConsoleAdmin_TokenLifecycle(t *testing.T) {
 		var logs lockedBuffer
 		c := newConsole(t, open(t), web.Config{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		b := c.as("admin")
-		created := b.do(http.MethodPost, "/admin/tenants/acme/tokens", url.Values{"_csrf": {b.token()}})
+		created := b.do(http.MethodPost, "/admin/tenants/acme/tokens", url.Values{"_csrf": {b.token()}, "name": {"billing service"}})
 		if created.status != http.StatusOK || created.header.Get("Cache-Control") != "no-store" || created.header.Get("Location") != "" {
 			t.Fatalf("create: %d %v", created.status, created.header)
 		}
@@ -111,7 +111,8 @@ func TestConsoleAdmin_TokenLifecycle(t *testing.T) {
 		wantActor(t, findAction(t, c.actions("acme"), ledger.ActionTokenCreate, id), created)
 
 		list := b.get("/admin/tenants/acme")
-		if list.status != http.StatusOK || !bytes.Contains(list.body, []byte(`data-testid="token-id">`+id+`<`)) {
+		if list.status != http.StatusOK || !bytes.Contains(list.body, []byte(`data-testid="token-id">`+id+`<`)) ||
+			!testid(list.body, "token-name", "billing service") || !testid(list.body, "token-last-used", "<time") {
 			t.Fatalf("listing: %d %s", list.status, list.body)
 		}
 		if bytes.Contains(list.body, []byte(secret)) || bytes.Contains(list.body, []byte(secret[4:])) {
@@ -121,6 +122,19 @@ func TestConsoleAdmin_TokenLifecycle(t *testing.T) {
 			t.Fatalf("the listing does not show who created it: %s", list.body)
 		}
 
+		// Revoking is confirmed first: the GET changes nothing and says
+		// what will happen; a POST without CSRF is refused.
+		confirm := b.get("/admin/tenants/acme/tokens/" + id + "/revoke")
+		if confirm.status != http.StatusOK || !testid(confirm.body, "confirm-token", "billing service ("+id+")") ||
+			!bytes.Contains(confirm.body, []byte("refused (401)")) {
+			t.Fatalf("confirm: %d %s", confirm.status, confirm.body)
+		}
+		if got := c.api(secret, "/api/v1/operations/"+c.acme.ID); got != http.StatusOK {
+			t.Fatalf("the token after the confirmation page: %d", got)
+		}
+		if r := b.do(http.MethodPost, "/admin/tenants/acme/tokens/"+id+"/revoke", url.Values{}); r.status != http.StatusForbidden {
+			t.Fatalf("revoke without CSRF: %d", r.status)
+		}
 		revoked := b.do(http.MethodPost, "/admin/tenants/acme/tokens/"+id+"/revoke", url.Values{"_csrf": {b.token()}})
 		if revoked.status != http.StatusSeeOther || revoked.header.Get("Location") != "/admin/tenants/acme" {
 			t.Fatalf("revoke: %d %v", revoked.status, revoked.header)
@@ -144,7 +158,7 @@ func TestConsoleAdmin_OtherTenantsTokenIs404(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		c := newConsole(t, open(t), web.Config{})
-		secret, tok, err := ledger.NewToken("globex", time.Now())
+		secret, tok, err := ledger.NewToken("globex", "test client", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,11 +218,24 @@ func TestConsoleAdmin_Callback(t *testing.T) {
 			t.Fatalf("stored %+v, %v; shown %q", cb.URL, err, secret)
 		}
 		wantActor(t, findAction(t, c.actions("acme"), ledger.ActionCallbackSet, "acme"), set)
+		if a := findAction(t, c.actions("acme"), ledger.ActionCallbackSet, "acme"); a.Reason != "https://hooks.example.com/acme" {
+			t.Fatalf("the set is recorded with %q, want the URL", a.Reason)
+		}
 		page := b.get("/admin/tenants/acme")
 		if !testid(page.body, "callback-url", "https://hooks.example.com/acme") || bytes.Contains(page.body, []byte(secret)) {
 			t.Fatalf("tenant page: %s", page.body)
 		}
 
+		confirm := b.get("/admin/tenants/acme/callback/remove")
+		if confirm.status != http.StatusOK || !testid(confirm.body, "confirm-url", "https://hooks.example.com/acme") {
+			t.Fatalf("confirm: %d %s", confirm.status, confirm.body)
+		}
+		if _, err := c.callbacks().GetCallback(ctx, "acme"); err != nil {
+			t.Fatalf("the confirmation page removed the endpoint: %v", err)
+		}
+		if r := b.do(http.MethodPost, "/admin/tenants/acme/callback/remove", url.Values{}); r.status != http.StatusForbidden {
+			t.Fatalf("remove without CSRF: %d", r.status)
+		}
 		removed := b.do(http.MethodPost, "/admin/tenants/acme/callback/remove", url.Values{"_csrf": {b.token()}})
 		if removed.status != http.StatusSeeOther {
 			t.Fatalf("remove: %d %s", removed.status, removed.body)
@@ -217,6 +244,13 @@ func TestConsoleAdmin_Callback(t *testing.T) {
 			t.Fatalf("after remove: %v", err)
 		}
 		wantActor(t, findAction(t, c.actions("acme"), ledger.ActionCallbackRemove, "acme"), removed)
+		if a := findAction(t, c.actions("acme"), ledger.ActionCallbackRemove, "acme"); a.Reason != "https://hooks.example.com/acme" {
+			t.Fatalf("the removal is recorded with %q, want the URL", a.Reason)
+		}
+		if r := b.get("/admin/tenants/acme"); !bytes.Contains(r.body, []byte("removed the callback endpoint <span class=\"mono\">https://hooks.example.com/acme</span>")) ||
+			bytes.Contains(r.body, []byte(secret)) {
+			t.Fatalf("recent changes do not name the removed URL: %s", r.body)
+		}
 		if again := b.do(http.MethodPost, "/admin/tenants/acme/callback/remove", url.Values{"_csrf": {b.token()}}); again.status != http.StatusNotFound {
 			t.Fatalf("removing twice: %d", again.status)
 		}
@@ -237,8 +271,12 @@ func TestConsoleAdmin_OtherRolesForbidden(t *testing.T) {
 			for _, r := range []response{
 				b.get("/admin"),
 				b.get("/admin/tenants/acme"),
-				b.do(http.MethodPost, "/admin/tenants/acme/tokens", url.Values{"_csrf": {csrf}}),
+				b.do(http.MethodPost, "/admin/tenants/acme/tokens", url.Values{"_csrf": {csrf}, "name": {"x"}}),
+				b.get("/admin/tenants/acme/tokens/" + tok.ID + "/revoke"),
 				b.do(http.MethodPost, "/admin/tenants/acme/tokens/"+tok.ID+"/revoke", url.Values{"_csrf": {csrf}}),
+				b.get("/admin/new-tenant?tenant=initech"),
+				b.do(http.MethodPost, "/admin/tenants", url.Values{"_csrf": {csrf}, "tenant": {"initech"}}),
+				b.get("/admin/tenants/acme/callback/remove"),
 				b.do(http.MethodPost, "/admin/tenants/acme/callback", url.Values{"_csrf": {csrf}, "url": {"https://x.example.com/"}}),
 				b.do(http.MethodPost, "/admin/tenants/acme/callback/remove", url.Values{"_csrf": {csrf}}),
 				b.do(http.MethodPost, "/admin/tenants/acme/callback/retry", url.Values{"_csrf": {csrf}}),
@@ -297,7 +335,7 @@ func TestConsoleAdmin_ReadOnlyState(t *testing.T) {
 			if r.status != http.StatusOK || !testid(r.body, "read-only-state", want) || !testid(r.body, "admin-tenant", "acme") {
 				t.Fatalf("read-only %v: %d %s", ro, r.status, r.body)
 			}
-			created := b.do(http.MethodPost, "/admin/tenants/acme/tokens", url.Values{"_csrf": {b.token()}})
+			created := b.do(http.MethodPost, "/admin/tenants/acme/tokens", url.Values{"_csrf": {b.token()}, "name": {"billing service"}})
 			if ro && (created.status != http.StatusServiceUnavailable || secretRe.Match(created.body)) {
 				t.Fatalf("read-only: create answered %d", created.status)
 			}

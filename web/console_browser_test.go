@@ -159,6 +159,7 @@ bindings:
 	srv.Config.Handler = web.New(cfg)
 	srv.Start()
 	t.Cleanup(srv.Close)
+	knownTenants(t, s, "acme", "globex")
 	return &console{t: t, base: base, store: s}, prov
 }
 

@@ -33,7 +33,9 @@ var principals = map[string]*auth.Principal{
 		{Role: auth.Owner, Tenants: []string{"acme"}, Targets: []string{"payments"}}}},
 	"manager": {Subject: "demo:mia", Name: "Mia Manager", Bindings: []auth.Binding{{Role: auth.Manager, Tenants: []string{"acme"}}}},
 	"admin":   {Subject: "demo:ari", Name: "Ari Admin", Bindings: []auth.Binding{{Role: auth.Admin, Tenants: []string{"acme"}}}},
-	"none":    {Subject: "demo:nia", Name: "Nia Nobody"},
+	// An administrator of every tenant: the only one who creates tenants.
+	"admin-all": {Subject: "demo:ada", Name: "Ada Admin", Bindings: []auth.Binding{{Role: auth.Admin}}},
+	"none":      {Subject: "demo:nia", Name: "Nia Nobody"},
 	// An owner of another target of the same tenant: reads the story,
 	// never the payload.
 	"refunds-owner": {Subject: "demo:rio", Name: "Rio Refunds", Bindings: []auth.Binding{
@@ -130,6 +132,7 @@ func newConsole(t *testing.T, s store, cfg web.Config) *console {
 	srv := httptest.NewServer(web.New(cfg))
 	t.Cleanup(srv.Close)
 	c := &console{t: t, base: srv.URL, store: s}
+	knownTenants(t, s, "acme", "globex")
 	c.acme = c.pending("acme", "inv-1001")
 	c.globex = c.create("globex", "inv-2002")
 	return c

@@ -73,7 +73,8 @@ func serve(t *testing.T, s store, cfg web.Config) *env {
 
 func (e *env) newToken(tenant string) string {
 	e.t.Helper()
-	secret, tok, err := ledger.NewToken(tenant, time.Now())
+	knownTenants(e.t, e.store, tenant)
+	secret, tok, err := ledger.NewToken(tenant, "test client", time.Now())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -136,5 +137,16 @@ func wantError(t *testing.T, r response, status int, code string) {
 	m := r.json(t)
 	if m["error"] != code || m["message"] == "" {
 		t.Fatalf("error body %s, want error %q with a message", r.body, code)
+	}
+}
+
+// knownTenants creates the tenants a test uses, as an administrator does
+// before their first token (an already known one is fine).
+func knownTenants(t *testing.T, s ledger.TenantStore, tenants ...string) {
+	t.Helper()
+	for _, tenant := range tenants {
+		if err := s.CreateTenant(adminCtx, tenant, time.Now()); err != nil && ledger.ErrorCode(err) != ledger.EConflict {
+			t.Fatalf("create tenant %s: %v", tenant, err)
+		}
 	}
 }

@@ -21,6 +21,7 @@ type Store interface {
 	ledger.TenantParamLister
 	ledger.FigureSource
 	ledger.TenantLister
+	ledger.TenantStore
 	ledger.DrillStore
 	resolve.Store
 }

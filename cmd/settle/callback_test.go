@@ -144,7 +144,7 @@ func TestCallback_EndToEnd(t *testing.T) {
 	}
 	secret = []byte(strings.TrimSpace(out))
 	receiver.Start()
-	_, token, _ := settleCmd(t, "token", "create", "--tenant", "acme", "--database-url", db)
+	_, token, _ := settleCmd(t, "token", "create", "--name", "test client", "--new-tenant", "--tenant", "acme", "--database-url", db)
 	base := start(t, dir, nil, "--database-url", db, "--demo-target", "--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1")
 
 	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/operations", strings.NewReader(

@@ -56,18 +56,23 @@ var demoScenarios = [...]demoScenario{
 // tokenStore is the one thing the playground needs from the store's API
 // tokens.
 type tokenStore interface {
+	ledger.TenantStore
 	CreateToken(ctx context.Context, t ledger.Token) error
 }
 
 // demoToken creates an API token for tenant and returns its secret. The
 // secret stays in memory: it is never printed or logged.
 func demoToken(ctx context.Context, tokens tokenStore, tenant string) (string, error) {
-	secret, t, err := ledger.NewToken(tenant, time.Now())
+	secret, t, err := ledger.NewToken(tenant, "demo playground", time.Now())
 	if err != nil {
 		return "", err
 	}
-	// Issuing a token is an admin's action, recorded with who did it.
+	// Issuing a token is an admin's action, recorded with who did it; the
+	// demo's tenants are created by the demo, on purpose.
 	ctx = ledger.NewContextWithActor(ctx, ledger.Actor{Subject: "demo:playground", Name: "demo playground", Role: "admin"})
+	if _, err := ensureTenant(ctx, tokens, tenant); err != nil {
+		return "", fmt.Errorf("demo tenant %s: %w", tenant, err)
+	}
 	if err := tokens.CreateToken(ctx, t); err != nil {
 		return "", fmt.Errorf("demo token for %s: %w", tenant, err)
 	}

@@ -31,7 +31,7 @@ func TestServe_DemoPlayground(t *testing.T) {
 	s := startServer(t, dir, nil, "--database-url", db, "--demo")
 	tokens := map[string]string{}
 	for _, tenant := range []string{"acme", "globex"} {
-		out, err := exec.Command(binary, "token", "create", "--tenant", tenant, "--database-url", db).Output()
+		out, err := exec.Command(binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", tenant, "--database-url", db).Output()
 		if err != nil {
 			t.Fatalf("token create %s: %v", tenant, err)
 		}

@@ -42,7 +42,7 @@ func TestDrill_DatabaseRestart(t *testing.T) {
 	const tenants = 10
 	tokens := make([]string, tenants)
 	for i := range tokens {
-		tokens[i] = strings.TrimSpace(mustOutput(t, binary, "token", "create", "--tenant", fmt.Sprintf("tenant-%d", i), "--database-url", db))
+		tokens[i] = strings.TrimSpace(mustOutput(t, binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", fmt.Sprintf("tenant-%d", i), "--database-url", db))
 	}
 
 	c := &drillClients{base: srv.URL, tokens: tokens, http: &http.Client{Timeout: 10 * time.Second}}

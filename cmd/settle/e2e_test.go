@@ -33,7 +33,7 @@ func simWithContract(t *testing.T, dir string, args ...string) (base, contracts 
 // newToken runs `settle token create`.
 func newToken(t *testing.T, db string) string {
 	t.Helper()
-	out, err := exec.Command(binary, "token", "create", "--tenant", "acme", "--database-url", db).Output()
+	out, err := exec.Command(binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", "acme", "--database-url", db).Output()
 	if err != nil {
 		t.Fatalf("token create: %v", err)
 	}

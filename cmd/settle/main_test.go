@@ -259,7 +259,7 @@ func TestToken_EndToEnd(t *testing.T) {
 	db := "sqlite:" + filepath.Join(dir, "settle.db")
 	base := start(t, dir, nil, "--database-url", db, "--demo-target")
 
-	c := exec.Command(binary, "token", "create", "--tenant", "acme", "--database-url", db)
+	c := exec.Command(binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", "acme", "--database-url", db)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	if err := c.Run(); err != nil {
@@ -306,7 +306,7 @@ func TestToken_EndToEnd(t *testing.T) {
 	if got := post(); got != http.StatusUnauthorized {
 		t.Fatalf("POST with a revoked token: %d", got)
 	}
-	if out, err := exec.Command(binary, "token", "create", "--tenant", "Bad Name", "--database-url", db).CombinedOutput(); err == nil {
+	if out, err := exec.Command(binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", "Bad Name", "--database-url", db).CombinedOutput(); err == nil {
 		t.Fatalf("invalid tenant accepted: %s", out)
 	}
 }

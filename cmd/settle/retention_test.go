@@ -166,7 +166,7 @@ func TestTenant_Erase(t *testing.T) {
 				if code, _, errOut := settleCmd(t, "tenant", "set", "--tenant", tenant, "--param", "account=acct_"+tenant, "--by", "ada", "--database-url", db); code != 0 {
 					t.Fatalf("set: %s", errOut)
 				}
-				if code, _, errOut := settleCmd(t, "token", "create", "--tenant", tenant, "--by", "ada", "--database-url", db); code != 0 {
+				if code, _, errOut := settleCmd(t, "token", "create", "--name", "test client", "--new-tenant", "--tenant", tenant, "--by", "ada", "--database-url", db); code != 0 {
 					t.Fatalf("token: %s", errOut)
 				}
 				if code, _, errOut := settleCmd(t, "callback", "set", "--tenant", tenant, "--url", "https://hooks.example.com/"+tenant, "--by", "ada", "--database-url", db); code != 0 {

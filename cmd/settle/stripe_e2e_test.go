@@ -73,7 +73,7 @@ func TestEndToEnd_Stripe(t *testing.T) {
 	tokens := map[string]string{}
 	for _, tn := range tenants {
 		mustOutput(t, binary, "tenant", "set", "--tenant", tn, "--param", "account="+accounts[tn], "--database-url", db)
-		tokens[tn] = strings.TrimSpace(mustOutput(t, binary, "token", "create", "--tenant", tn, "--database-url", db))
+		tokens[tn] = strings.TrimSpace(mustOutput(t, binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", tn, "--database-url", db))
 	}
 	srv := startServer(t, dir, env, "--database-url", db, "--contracts", contracts, "--lease", "10s", "--rate-limit", "0")
 
@@ -278,7 +278,7 @@ func TestEndToEnd_StripeExampleContract(t *testing.T) {
 			if tc.connect {
 				mustOutput(t, binary, "tenant", "set", "--tenant", "acme", "--param", "account="+tc.account, "--database-url", db)
 			}
-			token := strings.TrimSpace(mustOutput(t, binary, "token", "create", "--tenant", "acme", "--database-url", db))
+			token := strings.TrimSpace(mustOutput(t, binary, "token", "create", "--name", "test client", "--new-tenant", "--tenant", "acme", "--database-url", db))
 			srv := startServer(t, dir, []string{"STRIPE_SECRET_KEY=" + stripeKey, "STRIPE_WEBHOOK_SECRET=whsec_e2e"},
 				"--database-url", db, "--contracts", contracts)
 

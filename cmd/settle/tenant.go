@@ -16,15 +16,22 @@ import (
 // tenantCmd runs `settle tenant …`: the tenant's named request parameters,
 // and the erasure of all of its data.
 type tenantCmd struct {
-	Set   tenantSet   `cmd:"" help:"set request parameters of the tenant"`
-	Unset tenantUnset `cmd:"" help:"remove request parameters (removing one that is not set changes nothing)"`
-	Show  tenantShow  `cmd:"" help:"print the tenant's parameters, values included"`
-	Erase tenantErase `cmd:"" help:"remove all of the tenant's data and print how many rows of each kind went"`
+	Create tenantCreate `cmd:"" help:"create a tenant, so that API tokens can be made for it"`
+	List   tenantList   `cmd:"" help:"list the tenants settle knows"`
+	Set    tenantSet    `cmd:"" help:"set request parameters of the tenant"`
+	Unset  tenantUnset  `cmd:"" help:"remove request parameters (removing one that is not set changes nothing)"`
+	Show   tenantShow   `cmd:"" help:"print the tenant's parameters, values included"`
+	Erase  tenantErase  `cmd:"" help:"remove all of the tenant's data and print how many rows of each kind went"`
 }
 
 // Help is the detail of settle tenant --help.
 func (tenantCmd) Help() string {
-	return `A tenant's parameters are what target contracts place into its requests
+	return `API tokens are made only for tenants settle knows, so that a misspelt
+--tenant is refused rather than becoming a working token:
+  settle tenant create --tenant NAME     (recorded as tenant.create)
+  settle tenant list
+
+A tenant's parameters are what target contracts place into its requests
 ({tenant.NAME} in headers or body_fields), such as the connected account a
 platform acts for: names are a lower-case letter, then up to 31 of a-z, 0-9
 and '_'; values 1-256 printable characters; at most 32 per tenant.

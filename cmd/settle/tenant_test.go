@@ -25,6 +25,21 @@ func tenantStores(t *testing.T) map[string]string {
 // "kind object reason by", read from the store the CLI wrote.
 func paramActions(t *testing.T, db, tenant string) []string {
 	t.Helper()
+	acts := tenantActions(t, db, tenant)
+	var out []string
+	for i := len(acts) - 1; i >= 0; i-- {
+		a := acts[i]
+		if a.Kind == ledger.ActionTenantParamSet || a.Kind == ledger.ActionTenantParamUnset {
+			out = append(out, strings.Join([]string{string(a.Kind), a.Object, a.Reason, a.Subject, a.Role}, " | "))
+		}
+	}
+	return out
+}
+
+// tenantActions returns the tenant's actions, newest first, read from the
+// store the CLI wrote.
+func tenantActions(t *testing.T, db, tenant string) []ledger.Action {
+	t.Helper()
 	st, _, err := openStore(context.Background(), db, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -34,14 +49,7 @@ func paramActions(t *testing.T, db, tenant string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for i := len(acts) - 1; i >= 0; i-- {
-		a := acts[i]
-		if a.Kind == ledger.ActionTenantParamSet || a.Kind == ledger.ActionTenantParamUnset {
-			out = append(out, strings.Join([]string{string(a.Kind), a.Object, a.Reason, a.Subject, a.Role}, " | "))
-		}
-	}
-	return out
+	return acts
 }
 
 // set, show (text and JSON) and unset, on both stores; each change is

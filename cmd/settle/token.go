@@ -19,7 +19,10 @@ type tokenCmd struct {
 
 // Help is the detail of settle token --help.
 func (tokenCmd) Help() string {
-	return `Creating and revoking are recorded as actions of cli:NAME in role admin;
+	return `A token is made only for a tenant settle knows (settle tenant create,
+or --new-tenant here), and carries a --name that says what it is for.
+settle token list shows when each was last used (to within a minute).
+Creating and revoking are recorded as actions of cli:NAME in role admin;
 --by defaults to the operating-system user.`
 }
 
@@ -37,17 +40,35 @@ func (t tokenTenant) checkTenant() error {
 type tokenCreate struct {
 	dbOption    `embed:""`
 	tokenTenant `embed:""`
+	Name        string `help:"what the token is for, e.g. \"billing service, production\" (required)"`
+	NewTenant   bool   `name:"new-tenant" help:"create the tenant first when settle does not know it (recorded as tenant.create)"`
 	byOption    `embed:""`
 }
 
-func (c *tokenCreate) check() error { return errors.Join(c.checkTenant(), c.checkBy()) }
+func (c *tokenCreate) check() error {
+	var name error
+	if c.Name == "" {
+		name = usagef("--name is required (what the token is for)")
+	}
+	return errors.Join(c.checkTenant(), name, c.checkBy())
+}
 
 func (c *tokenCreate) runLedger(ctx context.Context, e *env, s *services) error {
-	secret, t, err := ledger.NewToken(c.Tenant, time.Now())
+	secret, t, err := ledger.NewToken(c.Tenant, c.Name, time.Now())
 	if err != nil {
 		return err
 	}
-	if err := s.store.CreateToken(asCLI(ctx, c.By, cliRoleAdmin), t); err != nil {
+	actx := asCLI(ctx, c.By, cliRoleAdmin)
+	if c.NewTenant {
+		created, err := ensureTenant(actx, s.store, c.Tenant)
+		if err != nil {
+			return err
+		}
+		if created {
+			fmt.Fprintf(e.stderr, "created tenant %s\n", shown(c.Tenant))
+		}
+	}
+	if err := s.store.CreateToken(actx, t); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "created %s for tenant %s; the token is shown only once\n", shown(t.ID), shown(t.Tenant))
@@ -68,13 +89,17 @@ func (c *tokenList) runLedger(ctx context.Context, e *env, s *services) error {
 		return err
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTENANT\tCREATED\tREVOKED")
+	fmt.Fprintln(w, "ID\tTENANT\tNAME\tCREATED\tLAST USED\tREVOKED")
 	for _, t := range tokens {
-		revoked := "-"
+		revoked, used := "-", "never"
 		if t.RevokedAt != nil {
 			revoked = t.RevokedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", shown(t.ID), shown(t.Tenant), t.CreatedAt.Format(time.RFC3339), revoked)
+		if t.LastUsedAt != nil {
+			used = t.LastUsedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", shown(t.ID), shown(t.Tenant), shown(t.Name),
+			t.CreatedAt.Format(time.RFC3339), used, revoked)
 	}
 	return w.Flush()
 }

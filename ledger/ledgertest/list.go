@@ -105,10 +105,12 @@ func testTokens(t *testing.T, h Harness) {
 	if !ok {
 		t.Fatal("store does not implement ledger.TokenStore")
 	}
-	secret, tok, err := ledger.NewToken("acme", f.clk.Now())
+	secret, tok, err := ledger.NewToken("acme", "billing", f.clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.knownTenant("acme")
+	f.knownTenant("globex")
 	if err := ts.CreateToken(context.Background(), tok); ledger.ErrorCode(err) != ledger.EInvalid {
 		t.Fatalf("create without an actor: %v, want %s", err, ledger.EInvalid)
 	}
@@ -119,19 +121,19 @@ func testTokens(t *testing.T, h Harness) {
 	if err := ts.CreateToken(admin, tok); err != nil {
 		t.Fatal(err)
 	}
-	_, globexTok, _ := ledger.NewToken("globex", f.clk.Now())
+	_, globexTok, _ := ledger.NewToken("globex", "billing", f.clk.Now())
 	if err := ts.CreateToken(f.ctx, globexTok); err != nil {
 		t.Fatal(err)
 	}
-	other, _, _ := ledger.NewToken("acme", f.clk.Now()) // well-formed, never stored
-	got, err := ledger.Authenticate(f.ctx, ts, secret)
+	other, _, _ := ledger.NewToken("acme", "never stored", f.clk.Now()) // well-formed, never stored
+	got, err := ledger.Authenticate(f.ctx, ts, secret, f.clk.Now())
 	if err != nil || got.Tenant != "acme" || got.ID != tok.ID {
 		t.Fatalf("authenticate: %+v, %v", got, err)
 	}
 	for name, bad := range map[string]string{
 		"Empty": "", "Malformed": "Bearer x", "Unknown": other,
 	} {
-		if _, err := ledger.Authenticate(f.ctx, ts, bad); ledger.ErrorCode(err) != ledger.EUnauthorized {
+		if _, err := ledger.Authenticate(f.ctx, ts, bad, f.clk.Now()); ledger.ErrorCode(err) != ledger.EUnauthorized {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -142,13 +144,13 @@ func testTokens(t *testing.T, h Harness) {
 	if err := ts.RevokeToken(context.Background(), "acme", tok.ID, f.clk.Now()); ledger.ErrorCode(err) != ledger.EInvalid {
 		t.Fatalf("revoke without an actor: %v", err)
 	}
-	if _, err := ledger.Authenticate(f.ctx, ts, secret); err != nil {
+	if _, err := ledger.Authenticate(f.ctx, ts, secret, f.clk.Now()); err != nil {
 		t.Fatalf("a refused revocation revoked: %v", err)
 	}
 	if err := ts.RevokeToken(admin, "acme", tok.ID, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.Authenticate(f.ctx, ts, secret); ledger.ErrorCode(err) != ledger.EUnauthorized {
+	if _, err := ledger.Authenticate(f.ctx, ts, secret, f.clk.Now()); ledger.ErrorCode(err) != ledger.EUnauthorized {
 		t.Fatalf("revoked token accepted: %v", err)
 	}
 	if err := ts.RevokeToken(admin, "acme", "tok_missing", f.clk.Now()); ledger.ErrorCode(err) != ledger.ENotFound {
@@ -166,7 +168,7 @@ func testTokens(t *testing.T, h Harness) {
 		t.Fatal("store does not implement ledger.ActionStore")
 	}
 	acts, err := as.Actions(f.ctx, ledger.ActionFilter{Tenant: "acme"})
-	if err != nil || len(acts) != 2 {
+	if err != nil || len(acts) != 3 || acts[2].Kind != ledger.ActionTenantCreate {
 		t.Fatalf("actions: %+v, %v", acts, err)
 	}
 	rev, made := acts[0], acts[1]

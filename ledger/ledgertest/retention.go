@@ -370,7 +370,8 @@ func testEraseTenant(t *testing.T, h Harness) {
 		if err := cs.SetCallback(f.ctx, tenant, "https://hooks.example.com/"+tenant, cbSecret, f.clk.Now()); err != nil {
 			t.Fatal(err)
 		}
-		_, tok, _ := ledger.NewToken(tenant, f.clk.Now())
+		f.knownTenant(tenant)
+		_, tok, _ := ledger.NewToken(tenant, "billing", f.clk.Now())
 		if err := ts.CreateToken(f.ctx, tok); err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, h) })
 	t.Run("Summary", func(t *testing.T) { t.Parallel(); testSummary(t, h) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, h) })
+	t.Run("Tenants", func(t *testing.T) { testTenants(t, h) })
+	t.Run("TokenNames", func(t *testing.T) { testTokenNames(t, h) })
 	t.Run("Inbox", func(t *testing.T) { t.Parallel(); testInbox(t, h) })
 	t.Run("InboxFailures", func(t *testing.T) { testInboxFailures(t, h) })
 	t.Run("Audit", func(t *testing.T) { t.Parallel(); RunAudit(t, h) })

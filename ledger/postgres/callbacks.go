@@ -52,7 +52,8 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 		return err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
-	err := s.withAction(ctx, ledger.ActionCallbackSet, tenant, tenant, func(tx pgx.Tx, _ *ledger.Action) error {
+	err := s.withAction(ctx, ledger.ActionCallbackSet, tenant, tenant, func(tx pgx.Tx, a *ledger.Action) error {
+		a.Reason = ledger.CallbackActionURL(url)
 		_, err := tx.Exec(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $4)
 			ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
@@ -67,15 +68,18 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 
 // RemoveCallback implements ledger.CallbackStore.
 func (s *Store) RemoveCallback(ctx context.Context, tenant string) error {
-	err := s.withAction(ctx, ledger.ActionCallbackRemove, tenant, tenant, func(tx pgx.Tx, _ *ledger.Action) error {
+	err := s.withAction(ctx, ledger.ActionCallbackRemove, tenant, tenant, func(tx pgx.Tx, a *ledger.Action) error {
 		var n int
+		var removed string
 		err := tx.QueryRow(ctx, `
-WITH d AS (DELETE FROM tenant_callbacks WHERE tenant_id = $1 RETURNING tenant_id),
+WITH d AS (DELETE FROM tenant_callbacks WHERE tenant_id = $1 RETURNING url),
 	p AS (DELETE FROM callback_outbox WHERE tenant_id = $1 AND delivered_at IS NULL)
-SELECT count(*) FROM d`, tenant).Scan(&n)
+SELECT count(*), coalesce(min(url), '') FROM d`, tenant).Scan(&n, &removed)
 		if err == nil && n == 0 {
 			return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
 		}
+		// The record names the endpoint that went, never its secret.
+		a.Reason = ledger.CallbackActionURL(removed)
 		return err
 	})
 	if err != nil {

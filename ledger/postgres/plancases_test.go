@@ -683,9 +683,28 @@ var planCases = []planCase{
 		_, err := f.s.Resolutions(ctx, f.escalated[0].Tenant, false)
 		return err
 	}},
+	{name: "CreateTenant", run: func(ctx context.Context, f *planFixture) error {
+		return f.s.CreateTenant(ctx, "tenant-1", f.now)
+	}},
+	{name: "TenantKnown", want: []string{"tenants_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.TenantKnown(ctx, "tenant-1")
+		return err
+	}},
+	// The administrators' list to pick from: one row per customer.
+	{name: "ListTenants", seq: []string{"tenants: every tenant, from a table of one row per customer"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.ListTenants(ctx)
+			return err
+		}},
 	{name: "CreateToken", run: func(ctx context.Context, f *planFixture) error {
 		h := sha256.Sum256([]byte("plan-token"))
-		return f.s.CreateToken(ctx, ledger.Token{ID: "tok_0123456789ab", Tenant: "tenant-1", Hash: h[:], CreatedAt: f.now})
+		return f.s.CreateToken(ctx, ledger.Token{ID: "tok_0123456789ab", Tenant: "tenant-1", Name: "plan",
+			Hash: h[:], CreatedAt: f.now})
+	}},
+	// At most once a minute per token, by its primary key.
+	{name: "TouchToken", want: []string{"api_tokens_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.TouchToken(ctx, "tenant-1", "tok_0123456789ab", f.now)
+		return err
 	}},
 	// Every API request looks its token up.
 	{name: "TokenByHash", want: []string{"api_tokens_token_hash_key"}, run: func(ctx context.Context, f *planFixture) error {

@@ -95,8 +95,8 @@ INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_r
 	rejected_hash, at)
 SELECT tenant_id, operation_id, operation_type, intent_ref, payload_hash, sha256(payload_hash), updated_at
 FROM operation_ledger WHERE substr(intent_ref, 8)::bigint % 100 = 9`, `
-INSERT INTO api_tokens (token_id, tenant_id, token_hash, created_at, revoked_at)
-SELECT 'tok-' || g, 'tenant-' || (g % 50), sha256(('token-' || g)::bytea), $1::timestamptz - g * interval '1 hour',
+INSERT INTO api_tokens (token_id, tenant_id, name, token_hash, created_at, revoked_at)
+SELECT 'tok-' || g, 'tenant-' || (g % 50), 'plan token ' || g, sha256(('token-' || g)::bytea), $1::timestamptz - g * interval '1 hour',
 	CASE WHEN g % 4 = 0 THEN $1 END
 FROM generate_series(1, 1000) g`, `
 INSERT INTO audit_cursor (target, last_created_at, last_operation_id, updated_at)

@@ -216,6 +216,11 @@ func (s *Store) EraseTenant(ctx context.Context, tenant string, force bool) (led
 			}
 			*d.n = int(tag.RowsAffected())
 		}
+		// An erased tenant is no longer known: a token for it needs it
+		// created again, on purpose.
+		if _, err := tx.Exec(ctx, `DELETE FROM tenants WHERE tenant_id = $1`, tenant); err != nil {
+			return fmt.Errorf("tenants: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

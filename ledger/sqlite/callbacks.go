@@ -50,7 +50,8 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 	if err := ledger.ValidateCallback(tenant, url, secret); err != nil {
 		return err
 	}
-	err := s.withAction(ctx, ledger.ActionCallbackSet, tenant, tenant, func(tx *sql.Tx, _ *ledger.Action) error {
+	err := s.withAction(ctx, ledger.ActionCallbackSet, tenant, tenant, func(tx *sql.Tx, a *ledger.Action) error {
+		a.Reason = ledger.CallbackActionURL(url)
 		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
 			VALUES (?1, ?2, ?3, ?4, ?4)
 			ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
@@ -65,14 +66,17 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 
 // RemoveCallback implements ledger.CallbackStore.
 func (s *Store) RemoveCallback(ctx context.Context, tenant string) error {
-	err := s.withAction(ctx, ledger.ActionCallbackRemove, tenant, tenant, func(tx *sql.Tx, _ *ledger.Action) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM tenant_callbacks WHERE tenant_id = ?`, tenant)
+	err := s.withAction(ctx, ledger.ActionCallbackRemove, tenant, tenant, func(tx *sql.Tx, a *ledger.Action) error {
+		var removed string
+		err := tx.QueryRowContext(ctx, `DELETE FROM tenant_callbacks WHERE tenant_id = ? RETURNING url`, tenant).Scan(&removed)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ledger.Errorf(ledger.ENotFound, "no callback configured for tenant %s", tenant)
-		}
+		// The record names the endpoint that went, never its secret.
+		a.Reason = ledger.CallbackActionURL(removed)
 		_, err = tx.ExecContext(ctx, `DELETE FROM callback_outbox WHERE tenant_id = ? AND delivered_at IS NULL`, tenant)
 		return err
 	})

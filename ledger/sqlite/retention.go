@@ -224,6 +224,11 @@ func (s *Store) EraseTenant(ctx context.Context, tenant string, force bool) (led
 				return fmt.Errorf("%s: %w", d.table, err)
 			}
 		}
+		// An erased tenant is no longer known: a token for it needs it
+		// created again, on purpose.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tenants WHERE tenant_id = ?`, tenant); err != nil {
+			return fmt.Errorf("tenants: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

@@ -14,9 +14,20 @@ var _ ledger.TokenStore = (*Store)(nil)
 
 // CreateToken implements ledger.TokenStore.
 func (s *Store) CreateToken(ctx context.Context, t ledger.Token) error {
+	if err := ledger.ValidateTokenName(t.Name); err != nil {
+		return err
+	}
 	err := s.withAction(ctx, ledger.ActionTokenCreate, t.Tenant, t.ID, func(tx *sql.Tx, _ *ledger.Action) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (token_id, tenant_id, token_hash, created_at)
-			VALUES (?, ?, ?, ?)`, t.ID, t.Tenant, t.Hash, micros(t.CreatedAt))
+		var known bool
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = ?)`, t.Tenant).Scan(&known)
+		if err != nil {
+			return err
+		}
+		if !known {
+			return ledger.UnknownTenant(t.Tenant)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO api_tokens (token_id, tenant_id, name, token_hash, created_at)
+			VALUES (?, ?, ?, ?, ?)`, t.ID, t.Tenant, t.Name, t.Hash, micros(t.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -25,17 +36,29 @@ func (s *Store) CreateToken(ctx context.Context, t ledger.Token) error {
 	return nil
 }
 
-const tokenCols = `token_id, tenant_id, token_hash, created_at, revoked_at`
+const tokenCols = `token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at`
 
 func scanToken(row scanner) (ledger.Token, error) {
 	var (
-		t       ledger.Token
-		created int64
-		revoked sql.NullInt64
+		t             ledger.Token
+		created       int64
+		revoked, used sql.NullInt64
 	)
-	err := row.Scan(&t.ID, &t.Tenant, &t.Hash, &created, &revoked)
-	t.CreatedAt, t.RevokedAt = fromMicros(created), fromNull(revoked)
+	err := row.Scan(&t.ID, &t.Tenant, &t.Name, &t.Hash, &created, &revoked, &used)
+	t.CreatedAt, t.RevokedAt, t.LastUsedAt = fromMicros(created), fromNull(revoked), fromNull(used)
 	return t, err
+}
+
+// TouchToken implements ledger.TokenStore.
+func (s *Store) TouchToken(ctx context.Context, tenant, id string, at time.Time) (bool, error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ?
+		WHERE tenant_id = ? AND token_id = ? AND (last_used_at IS NULL OR last_used_at <= ?)`,
+		micros(at), tenant, id, micros(at.Add(-ledger.TouchEvery)))
+	if err != nil {
+		return false, fmt.Errorf("touch token: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
 }
 
 // TokenByHash implements ledger.TokenStore.
