@@ -101,16 +101,16 @@ type ConfirmPage struct {
 	Facts []Fact
 	// Consequences say in plain words what will happen.
 	Consequences []string
-	Action       string  // the form's action
-	Hidden       []Field // carried as is (the tenant to create)
-	Button       string  // "Revoke the token"
-	Danger       bool    // the button is styled as destructive
-	Cancel       string  // where "Cancel" goes
-	TestID       string  // data-testid of the confirm button
+	Action       string        // the form's action
+	Hidden       []HiddenField // carried as is (the tenant to create)
+	Button       string        // "Revoke the token"
+	Danger       bool          // the button is styled as destructive
+	Cancel       string        // where "Cancel" goes
+	TestID       string        // data-testid of the confirm button
 }
 
-// Field is a hidden form field.
-type Field struct {
+// HiddenField is a hidden form field.
+type HiddenField struct {
 	Name, Value string
 }
 

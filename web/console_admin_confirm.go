@@ -60,7 +60,7 @@ func (ad *admin) confirmTenant(c echo.Context) error {
 		Facts: []views.Fact{{ID: "tenant", Label: "New tenant", Value: name},
 			{ID: "existing", Label: "Tenants already known", Value: tenantNames(tenants)}},
 		Consequences: newTenantConsequences,
-		Action:       "/admin/tenants", Hidden: []views.Field{{Name: "tenant", Value: name}},
+		Action:       "/admin/tenants", Hidden: []views.HiddenField{{Name: "tenant", Value: name}},
 		Button: "Create the tenant", Cancel: "/admin", TestID: "confirm-create-tenant",
 	})
 }
