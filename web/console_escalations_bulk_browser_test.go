@@ -27,7 +27,7 @@ func TestConsole_BulkProposeAndApprove(t *testing.T) {
     targets: [payments]
 `, oidctest.User{Subject: "ada-1", Name: "Ada Owner", Email: "ada@example.test", Groups: []string{"payments-owners"}},
 		oidctest.User{Subject: "ben-1", Name: "Ben Owner", Email: "ben@example.test", Groups: []string{"payments-owners"}})
-	a, b, left := c.escalated("acme"), c.escalated("acme"), c.escalated("acme")
+	a, b, left := c.escalatedUnanswered("acme"), c.escalatedUnanswered("acme"), c.escalatedUnanswered("acme")
 
 	ada, check := visit(t)
 	prov.SignInAs(t, "ada-1")

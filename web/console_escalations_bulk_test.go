@@ -49,7 +49,7 @@ func TestConsole_EscalationQueueFilters(t *testing.T) {
 			t.Errorf("an age not offered: %s", r.body)
 		}
 		if r := olu.post("/escalations/"+a.Tenant+"/"+a.ID+"/propose", url.Values{"kind": {"confirm_not_applied"},
-			"reason": {"no charge at the provider"}}); r.status != http.StatusSeeOther {
+			"reason": {"no charge at the provider"}, "despite_evidence": {"yes"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("propose: %d %s", r.status, r.body)
 		}
 		if got := rows(bea.get("/escalations?mine=1")); strings.Join(got, ",") != a.ID {
@@ -74,8 +74,8 @@ func TestConsole_EscalationBulk(t *testing.T) {
 	t.Parallel()
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		c := newConsole(t, open(t), web.Config{Contracts: noContracts{}})
-		a, b, d := c.escalated("acme"), c.escalated("acme"), c.escalated("acme")
-		g := c.escalated("globex")
+		a, b, d := c.escalatedUnanswered("acme"), c.escalatedUnanswered("acme"), c.escalatedUnanswered("acme")
+		g := c.escalatedUnanswered("globex")
 		olu, bea := c.as("owner"), c.as("owner-b")
 		ref := func(op ledger.Operation) string { return op.Tenant + "/" + op.ID }
 

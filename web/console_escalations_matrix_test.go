@@ -82,6 +82,19 @@ var escSeq atomic.Int64
 // it and escalates it, as the executor does with an answer it cannot use.
 func (c *console) escalated(tenant string) ledger.Operation {
 	c.t.Helper()
+	return c.escalatedWith(tenant, "the remote object does not match the approved payload",
+		map[string]any{"status": 200, "remote_id": "ch_x", "mismatched_fields": []string{"amount"}})
+}
+
+// escalatedUnanswered is an escalated operation whose send had no answer:
+// no evidence contradicts any proposal, so it can be proposed in bulk.
+func (c *console) escalatedUnanswered(tenant string) ledger.Operation {
+	c.t.Helper()
+	return c.escalatedWith(tenant, "the deadline passed with the outcome unknown", map[string]any{"error": "timeout"})
+}
+
+func (c *console) escalatedWith(tenant, reason string, evidence map[string]any) ledger.Operation {
+	c.t.Helper()
 	ctx := context.Background()
 	op := c.create(tenant, fmt.Sprintf("esc-%d", escSeq.Add(1)))
 	held, err := c.store.Claim(ctx, tenant, op.ID, op.PayloadHash, time.Minute)
@@ -90,8 +103,7 @@ func (c *console) escalated(tenant string) ledger.Operation {
 	}
 	op, err = c.store.Record(ctx, ledger.Outcome{Tenant: tenant, OperationID: op.ID, Fence: held.Fence,
 		From: ledger.InFlight, To: ledger.Escalated, Actor: ledger.ActorExecutor,
-		Reason:   "the remote object does not match the approved payload",
-		Evidence: map[string]any{"status": 200, "remote_id": "ch_x", "mismatched_fields": []string{"amount"}}})
+		Reason: reason, Evidence: evidence})
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -184,7 +184,8 @@ func checkedText(checked, now time.Time) string {
 	if checked.IsZero() {
 		return "never checked"
 	}
-	s := timeText(checked, now)
+	// A documentation check is a calendar date, not a moment: no zone.
+	s := checked.UTC().Format("2006-01-02") + " (" + relative(checked, now) + ")"
 	if stale(checked, now) {
 		s += " — more than 180 days ago: re-check the documentation"
 	}
