@@ -55,6 +55,11 @@ const axeRun = `axe.run(document, {runOnly: {type: "tag", values: %s}, rules: %s
 func (b *Browser) Axe() []Violation {
 	b.t.Helper()
 	src := axeSource(b.t)
+	if b.noJS {
+		// axe is a script: it runs with scripting on for its run only.
+		b.scripting(true)
+		defer b.scripting(false)
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
 	defer cancel()
 	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof axe === "object"`))

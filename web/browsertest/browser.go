@@ -56,6 +56,7 @@ type Browser struct {
 	// Timeout bounds each action; New sets DefaultTimeout.
 	Timeout time.Duration
 	shots   int
+	noJS    bool // DisableJavaScript was called
 }
 
 // New starts Chromium ($SETTLE_CHROMIUM, else /usr/bin/chromium) headless
@@ -131,6 +132,45 @@ func (b *Browser) PreferDark() {
 			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
 		return err
 	}))
+}
+
+// DisableJavaScript turns the pages' own scripts off in this tab, for this
+// and every later page, as for a person whose browser runs none: forms
+// must then work by plain HTML. The harness's own reads (Count, Text,
+// axe) still run, through the DevTools protocol.
+func (b *Browser) DisableJavaScript() {
+	b.t.Helper()
+	b.do("disable JavaScript", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	b.noJS = true
+}
+
+// scripting switches the page's script execution on or off (the harness
+// needs it on while axe runs; the page's own scripts, skipped at load,
+// do not run again).
+func (b *Browser) scripting(on bool) {
+	b.t.Helper()
+	b.do("switch script execution", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
+		return err
+	}))
+}
+
+// ScriptsRun reports whether the current page's own scripts run.
+func (b *Browser) ScriptsRun() bool {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	// A <noscript> element's content is parsed as text only while
+	// scripting is enabled.
+	on, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+		"(() => { const n = document.createElement('div'); n.innerHTML = '<noscript><p></p></noscript>'; return n.querySelector('p') === null; })()"))
+	if err != nil {
+		b.t.Fatalf("browsertest: scripting state: %v", err)
+	}
+	return on
 }
 
 // Viewport sets the tab's viewport to width × height CSS pixels, as a
@@ -215,6 +255,21 @@ func (b *Browser) Count(selector string) int {
 		b.t.Fatalf("browsertest: count %s: %v", selector, err)
 	}
 	return n
+}
+
+// Attr returns the attribute name of the first element selector (CSS)
+// matches now, "" when none does or it has none: a hidden field's value,
+// for a request a test makes by hand (Post).
+func (b *Browser) Attr(selector, name string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		"(e => e ? (e.getAttribute("+strconv.Quote(name)+") || '') : '')(document.querySelector("+strconv.Quote(selector)+"))"))
+	if err != nil {
+		b.t.Fatalf("browsertest: attribute %s of %s: %v", name, selector, err)
+	}
+	return v
 }
 
 // Style returns the computed value of the CSS property of the first
