@@ -161,6 +161,9 @@ type OperationPage struct {
 	Payload      string
 	PayloadNote  string // why it is not shown, or its fingerprint
 	Back         string
+	// EscalationHref is the operation's decision page, for an owner who
+	// may decide it; "" for everyone else.
+	EscalationHref string
 	// Review is the operation's open audit findings and review actions,
 	// for the people who review them (empty for the others).
 	Review OperationReview

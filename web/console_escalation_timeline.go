@@ -49,7 +49,15 @@ var actionTitles = map[ledger.ActionKind]string{
 	ledger.ActionReject:  "Rejected the proposal",
 	// Reviews of inbound evidence and audit findings about the operation.
 	ledger.ActionQuarantineLink:     "Linked an inbound event to this operation as evidence",
+	ledger.ActionQuarantineResolve:  "Dismissed an inbound event about this operation",
 	ledger.ActionFindingAcknowledge: "Acknowledged an audit finding",
+	// The tenant's settings, for a timeline that ever shows them.
+	ledger.ActionTokenCreate:           "Created an API token",
+	ledger.ActionTokenRevoke:           "Revoked an API token",
+	ledger.ActionCallbackSet:           "Set the callback address",
+	ledger.ActionCallbackRemove:        "Removed the callback address",
+	ledger.ActionCallbackRetry:         "Queued the given-up callbacks again",
+	ledger.ActionEscalationNoticeRetry: "Queued the given-up escalation notices again",
 }
 
 // proposalKinds are the actions about a proposal, titled with its number.
@@ -65,7 +73,8 @@ func actionEvent(a ledger.Action, now time.Time) views.Event {
 	case a.Kind == ledger.ActionApprove:
 		title = "Tried to approve the proposal, too late: it is void"
 	case title == "":
-		title = string(a.Kind)
+		// A kind newer than this table: plain words, the code under detail.
+		title = "Recorded a person's action"
 	}
 	if proposalKinds[a.Kind] {
 		title += " (proposal " + a.Object + ")"
@@ -77,6 +86,9 @@ func actionEvent(a ledger.Action, now time.Time) views.Event {
 	}
 	if a.RequestID != "" {
 		v.Lines = append(v.Lines, "Request id: "+ledger.PlainText(a.RequestID, 200)+".")
+	}
+	if _, known := actionTitles[a.Kind]; !known && a.Kind != ledger.ActionApprove {
+		v.Detail = append(v.Detail, "Action "+ledger.PlainText(string(a.Kind), 100)+".")
 	}
 	return v
 }

@@ -68,3 +68,24 @@ func TestConsole_SupportDuplicateFinding(t *testing.T) {
 		}
 	})
 }
+
+// An owner's view of an escalated operation links to its decision page;
+// support's, who may not decide, does not.
+func TestConsole_OperationLinksEscalation(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		c := newConsole(t, open(t), web.Config{})
+		op := c.escalated("acme")
+		want := `href="/escalations/acme/` + op.ID + `"`
+		if r := c.as("owner").get(c.opPath(op)); !testid(r.body, "escalation-link", "Decide how it ended") ||
+			!strings.Contains(string(r.body), want) {
+			t.Fatalf("owner's page: %.3000s", r.body)
+		}
+		if r := c.as("support").get(c.opPath(op)); r.status != http.StatusOK || testid(r.body, "escalation-link", "") {
+			t.Fatalf("support's page links the decision: %d", r.status)
+		}
+		if r := c.as("owner").get(c.opPath(c.acme)); testid(r.body, "escalation-link", "") {
+			t.Fatal("a settled operation links a decision page")
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -44,6 +45,10 @@ func (o *operationPages) operationPage(c echo.Context) error {
 		return err
 	}
 	v.Events = collapseRepeats(mergeActions(v.Events, events, acts, o.clock(c)))
+	// The owner deciding it needs the decision page, one click away.
+	if ledger.AwaitsPerson(op, o.clock(c)) && p.Can(auth.Resolve, tenant, op.Target) {
+		v.EscalationHref = "/escalations/" + url.PathEscape(tenant) + "/" + url.PathEscape(op.ID)
+	}
 	v.Intent = ledger.PlainText(op.IntentRef, 200)
 	v.Layout = o.layout(c, v.Intent+" · "+op.Target+" · "+op.Tenant, "operations")
 	v.ServedIn = servedIn(c)
