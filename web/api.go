@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"settle/ledger"
+	"settle/web/decode"
 )
 
 //go:embed openapi.json
@@ -117,7 +118,7 @@ func (a *api) present(op ledger.Operation) operationJSON {
 // only after the ledger row is committed; a client that disconnects does
 // not abort a commit in progress.
 func (a *api) createOperation(c echo.Context) error {
-	req, err := decodeCreate(c.Request(), a.bodyLimit)
+	req, err := decode.CreateBody(c.Request(), a.bodyLimit)
 	if he := (*echo.HTTPError)(nil); errors.As(err, &he) &&
 		(he.Code == http.StatusRequestEntityTooLarge || he.Code == http.StatusUnsupportedMediaType) {
 		return unread(c, err) // the rest of the body is not wanted
@@ -139,7 +140,7 @@ func (a *api) createOperation(c echo.Context) error {
 	}
 	n := ledger.NewOperation{
 		Tenant: tenantOf(c), Type: req.OperationType, IntentRef: req.IntentRef, Target: req.Target,
-		Payload: req.Payload, Deadline: req.deadline, RetryWindow: t.RetryWindow, Bind: t.Bind,
+		Payload: req.Payload, Deadline: req.At, RetryWindow: t.RetryWindow, Bind: t.Bind,
 	}
 	if n.Deadline == nil && t.Deadline > 0 {
 		d := a.now().Add(t.Deadline)

@@ -167,7 +167,7 @@ func (a *api) createSlot(c echo.Context) (release func(), err error) {
 
 // checkPayloadShape bounds a payload's nesting and the size of each array
 // and object before anything decodes it into a tree. payload is valid
-// JSON (decodeCreate has parsed it), so a byte scan that skips strings is
+// JSON (decode.CreateBody has parsed it), so a byte scan that skips strings is
 // exact.
 func checkPayloadShape(payload []byte) error {
 	var (

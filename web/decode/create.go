@@ -1,4 +1,8 @@
-package web
+// Package decode reads and validates the API's request bodies: what a
+// client sent, checked field by field before anything reaches the ledger.
+// It is small on purpose, so that the fuzz stage of scripts/test builds
+// only it and the ledger with coverage instrumentation, not all of web.
+package decode
 
 import (
 	"bytes"
@@ -20,45 +24,46 @@ import (
 	"settle/ledger"
 )
 
-// createRequest is the body of POST /api/v1/operations.
-type createRequest struct {
+// Create is the body of POST /api/v1/operations.
+type Create struct {
 	Target        string          `json:"target"`
 	OperationType string          `json:"operation_type"`
 	IntentRef     string          `json:"intent_ref"`
 	Payload       json.RawMessage `json:"payload"`
 	Deadline      *string         `json:"deadline"`
 
-	deadline *time.Time
+	// At is Deadline parsed (nil when the client sent none).
+	At *time.Time `json:"-"`
 }
 
-// decodeCreate reads and validates a create request: 415 for a non-JSON
+// CreateBody reads and validates a create request: 415 for a non-JSON
 // content type, 413 above limit, 400 for malformed JSON, and ledger.EInvalid
 // (422) with a precise message for a well-formed but unacceptable request.
-func decodeCreate(r *http.Request, limit int64) (createRequest, error) {
+func CreateBody(r *http.Request, limit int64) (Create, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEApplicationJSON {
-		return createRequest{}, echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return Create{}, echo.NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 	}
 	// A Content-Length above the limit is refused before any byte is
 	// read, so a client that sent Expect: 100-continue is answered at once.
 	if r.ContentLength > limit {
-		return createRequest{}, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+		return Create{}, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("request body exceeds %d bytes", limit))
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
-		return createRequest{}, echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
+		return Create{}, echo.NewHTTPError(http.StatusBadRequest, "cannot read the request body")
 	}
 	if int64(len(body)) > limit {
-		return createRequest{}, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+		return Create{}, echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("request body exceeds %d bytes", limit))
 	}
-	return parseCreate(body)
+	return ParseCreate(body)
 }
 
-// parseCreate is the pure part of decodeCreate, fuzzed on its own.
-func parseCreate(body []byte) (createRequest, error) {
-	var req createRequest
+// ParseCreate is the pure part of CreateBody, fuzzed on its own.
+func ParseCreate(body []byte) (Create, error) {
+	var req Create
 	fields, err := createFields(body)
 	if err != nil {
 		return req, err
@@ -114,7 +119,7 @@ func parseCreate(body []byte) (createRequest, error) {
 		if err != nil {
 			return req, ledger.Errorf(ledger.EInvalid, "deadline must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z")
 		}
-		req.deadline = &d
+		req.At = &d
 	}
 	return req, nil
 }

@@ -1,4 +1,4 @@
-package web
+package decode
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ func FuzzParseCreate(f *testing.F) {
 	f.Add([]byte(`{} {}`))
 	f.Add([]byte("\x00\xff"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := parseCreate(body)
+		req, err := ParseCreate(body)
 		if err != nil {
 			var he *echo.HTTPError
 			if errors.As(err, &he) {
