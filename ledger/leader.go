@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -48,4 +49,41 @@ func ValidateLeaderClaim(duty, holder string, ttl time.Duration) error {
 		return Errorf(EInvalid, "a leader lease lasts at least a millisecond, got %s", ttl)
 	}
 	return nil
+}
+
+var _ LeaderStore = (*Ledger)(nil)
+
+// AcquireLeader implements LeaderStore: one statement decides, so two
+// replicas racing for a free or expired lease cannot both take it.
+func (l *Ledger) AcquireLeader(ctx context.Context, duty, holder string, ttl time.Duration) (bool, error) {
+	if err := ValidateLeaderClaim(duty, holder, ttl); err != nil {
+		return false, err
+	}
+	now := l.clock()
+	taken, err := l.d.LeaderUpsert(ctx, LeaderUpsertParams{Duty: duty, Holder: holder, Now: now, ExpiresAt: now.Add(ttl)})
+	if err != nil {
+		return false, fmt.Errorf("acquire leader %s: %w", duty, err)
+	}
+	return taken, nil
+}
+
+// ReleaseLeader implements LeaderStore.
+func (l *Ledger) ReleaseLeader(ctx context.Context, duty, holder string) error {
+	if err := l.d.LeaderDelete(ctx, duty, holder); err != nil {
+		return fmt.Errorf("release leader %s: %w", duty, err)
+	}
+	return nil
+}
+
+// CurrentLeader implements LeaderStore.
+func (l *Ledger) CurrentLeader(ctx context.Context, duty string) (Leader, error) {
+	got, found, err := l.d.LeaderLive(ctx, duty, l.clock())
+	switch {
+	case err != nil:
+		return Leader{}, fmt.Errorf("current leader %s: %w", duty, err)
+	case !found:
+		return Leader{}, Errorf(ENotFound, "nobody leads %s", duty)
+	}
+	got.Duty = duty
+	return got, nil
 }

@@ -22,11 +22,15 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 	"settle/migrations"
 )
 
 // Store implements ledger.Store on a pgx pool.
 type Store struct {
+	// Ledger holds the rules of the methods that have moved onto the
+	// driver (ledger.Driver); they are promoted from it.
+	*ledger.Ledger
 	pool     *pgxpool.Pool
 	now      func() time.Time
 	observer ledger.Observer // nil: nobody is told
@@ -154,7 +158,7 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{pool: pool, now: now}
+	return &Store{Ledger: ledger.New(driver{q: dbsqlc.New(pool)}, now), pool: pool, now: now}
 }
 
 // SetObserver makes o the observer of every transition the store commits

@@ -19,11 +19,15 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 	"settle/migrations"
 )
 
 // Store implements ledger.Store on SQLite.
 type Store struct {
+	// Ledger holds the rules of the methods that have moved onto the
+	// driver (ledger.Driver); they are promoted from it.
+	*ledger.Ledger
 	w        *sql.DB // the single writer
 	r        *sql.DB // readers
 	now      func() time.Time
@@ -89,7 +93,7 @@ func open(ctx context.Context, path string, now func() time.Time, migrating bool
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	r.SetMaxOpenConns(4)
-	return &Store{w: w, r: r, now: now}, nil
+	return &Store{Ledger: ledger.New(driver{w: dbsqlc.New(w), r: dbsqlc.New(r)}, now), w: w, r: r, now: now}, nil
 }
 
 // connect opens the first connection. Switching a new file to WAL needs an

@@ -1,0 +1,58 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// Driver is what a dialect provides under Ledger: SQL primitives that take
+// …Params structs and return rows, and nothing a reviewer would call a
+// rule. Ledger holds the rules — validation, the order of the steps, the
+// errors a caller sees — written once for both dialects.
+//
+// The store is moving onto Ledger one aggregate at a time (issue 26); until
+// every method has moved, each dialect's Store embeds a *Ledger over its
+// Driver, so the methods that have moved are promoted from Ledger and the
+// others are still the Store's own.
+type Driver interface {
+	LeaderDriver
+}
+
+// LeaderDriver is the leader lease's SQL (LeaderStore).
+type LeaderDriver interface {
+	// LeaderUpsert makes p.Holder the holder of p.Duty until p.ExpiresAt
+	// when nobody holds it, the lease expired by p.Now, or p.Holder holds
+	// it already (a renewal keeps ElectedAt). It reports whether the row
+	// was taken; false when another holder's live lease stopped it.
+	LeaderUpsert(ctx context.Context, p LeaderUpsertParams) (bool, error)
+	// LeaderDelete removes duty's row when holder holds it.
+	LeaderDelete(ctx context.Context, duty, holder string) error
+	// LeaderLive returns duty's lease if it is live at now; found is false
+	// when there is none.
+	LeaderLive(ctx context.Context, duty string, now time.Time) (l Leader, found bool, err error)
+}
+
+// LeaderUpsertParams are LeaderDriver.LeaderUpsert's.
+type LeaderUpsertParams struct {
+	Duty, Holder   string
+	Now, ExpiresAt time.Time
+}
+
+// Ledger is the durable ledger's rules over a dialect's Driver.
+type Ledger struct {
+	d   Driver
+	now func() time.Time
+}
+
+// New returns the Ledger over d. now is the clock of every lease, deadline
+// and timestamp (nil means time.Now); times are UTC to the microsecond,
+// which both dialects store exactly.
+func New(d Driver, now func() time.Time) *Ledger {
+	if now == nil {
+		now = time.Now
+	}
+	return &Ledger{d: d, now: now}
+}
+
+// clock is the current time as the ledger stores it.
+func (l *Ledger) clock() time.Time { return l.now().UTC().Truncate(time.Microsecond) }
