@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -72,4 +74,54 @@ func ValidateDrill(results []DrillResult) error {
 		}
 	}
 	return nil
+}
+
+// RecordDrill implements DrillStore: results without a time are stamped
+// with the ledger's clock, and missing evidence is stored as {}.
+func (l *Ledger) RecordDrill(ctx context.Context, results []DrillResult) error {
+	if err := ValidateDrill(results); err != nil {
+		return err
+	}
+	now := l.clock()
+	rows := make([]DrillRow, len(results))
+	for i, r := range results {
+		ev := r.Evidence
+		if ev == nil {
+			ev = map[string]any{}
+		}
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("record drill: evidence: %w", err)
+		}
+		at := now
+		if !r.RanAt.IsZero() {
+			at = r.RanAt.UTC()
+		}
+		rows[i] = DrillRow{RunID: r.RunID, Target: r.Target, Number: r.Number, Name: r.Name,
+			Passed: r.Passed, NotApplicable: r.NotApplicable, Reason: r.Reason, Evidence: raw, RanAt: at, Version: r.Version}
+	}
+	if err := l.d.DrillInsert(ctx, rows); err != nil {
+		return fmt.Errorf("record drill: %w", err)
+	}
+	return nil
+}
+
+// LatestDrill implements DrillStore.
+func (l *Ledger) LatestDrill(ctx context.Context, target string) ([]DrillResult, error) {
+	rows, err := l.d.DrillLatest(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("latest drill: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, Errorf(ENotFound, "target %s was never drilled", target)
+	}
+	out := make([]DrillResult, len(rows))
+	for i, r := range rows {
+		out[i] = DrillResult{RunID: r.RunID, Target: r.Target, Number: r.Number, Name: r.Name, Passed: r.Passed,
+			NotApplicable: r.NotApplicable, Reason: r.Reason, RanAt: r.RanAt.UTC(), Version: r.Version}
+		if err := json.Unmarshal(r.Evidence, &out[i].Evidence); err != nil {
+			return nil, fmt.Errorf("latest drill: evidence: %w", err)
+		}
+	}
+	return out, nil
 }

@@ -16,6 +16,26 @@ import (
 // others are still the Store's own.
 type Driver interface {
 	LeaderDriver
+	DrillDriver
+}
+
+// DrillDriver is drill_results' SQL (DrillStore).
+type DrillDriver interface {
+	// DrillInsert inserts rows in one transaction: all or none.
+	DrillInsert(ctx context.Context, rows []DrillRow) error
+	// DrillLatest returns the rows of the target's newest run, by test
+	// number; none when the target was never drilled.
+	DrillLatest(ctx context.Context, target string) ([]DrillRow, error)
+}
+
+// DrillRow is one row of drill_results: a DrillResult with its evidence
+// encoded as a JSON object.
+type DrillRow struct {
+	RunID, Target, Name, Reason, Version string
+	Number                               int
+	Passed, NotApplicable                bool
+	Evidence                             []byte
+	RanAt                                time.Time
 }
 
 // LeaderDriver is the leader lease's SQL (LeaderStore).

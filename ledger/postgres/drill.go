@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,74 +9,36 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 	"settle/migrations"
 )
 
 var _ ledger.DrillStore = (*Store)(nil)
 
-// RecordDrill implements ledger.DrillStore.
-func (s *Store) RecordDrill(ctx context.Context, results []ledger.DrillResult) error {
-	if err := ledger.ValidateDrill(results); err != nil {
-		return err
-	}
-	now := s.clock()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, r := range results {
-			ev := r.Evidence
-			if ev == nil {
-				ev = map[string]any{}
-			}
-			raw, err := json.Marshal(ev)
-			if err != nil {
-				return fmt.Errorf("evidence: %w", err)
-			}
-			at := now
-			if !r.RanAt.IsZero() {
-				at = r.RanAt
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO drill_results (run_id, target, test_number, test_name, passed,
-				not_applicable, reason, evidence, ran_at, settle_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-				r.RunID, r.Target, r.Number, r.Name, r.Passed, r.NotApplicable, r.Reason, raw, at, r.Version); err != nil {
+// DrillInsert implements ledger.DrillDriver.
+func (d driver) DrillInsert(ctx context.Context, rows []ledger.DrillRow) error {
+	return d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		for _, r := range rows {
+			if err := q.DrillInsert(ctx, dbsqlc.DrillInsertParams{RunID: r.RunID, Target: r.Target,
+				TestNumber: int32(r.Number), TestName: r.Name, Passed: r.Passed, NotApplicable: r.NotApplicable,
+				Reason: r.Reason, Evidence: r.Evidence, RanAt: r.RanAt, SettleVersion: r.Version}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("record drill: %w", err)
-	}
-	return nil
 }
 
-// LatestDrill implements ledger.DrillStore.
-func (s *Store) LatestDrill(ctx context.Context, target string) ([]ledger.DrillResult, error) {
-	rows, err := s.pool.Query(ctx, `SELECT run_id, target, test_number, test_name, passed, not_applicable,
-		reason, evidence, ran_at, settle_version FROM drill_results
-		WHERE run_id = (SELECT run_id FROM drill_results WHERE target = $1 ORDER BY ran_at DESC, run_id DESC LIMIT 1)
-		ORDER BY test_number`, target)
-	if err != nil {
-		return nil, fmt.Errorf("latest drill: %w", err)
+// DrillLatest implements ledger.DrillDriver.
+func (d driver) DrillLatest(ctx context.Context, target string) ([]ledger.DrillRow, error) {
+	rows, err := d.q.DrillLatest(ctx, target)
+	out := make([]ledger.DrillRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.DrillRow{RunID: r.RunID, Target: r.Target, Number: int(r.TestNumber), Name: r.TestName,
+			Passed: r.Passed, NotApplicable: r.NotApplicable, Reason: r.Reason, Evidence: r.Evidence,
+			RanAt: r.RanAt, Version: r.SettleVersion}
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.DrillResult, error) {
-		var (
-			r  ledger.DrillResult
-			ev []byte
-		)
-		err := row.Scan(&r.RunID, &r.Target, &r.Number, &r.Name, &r.Passed, &r.NotApplicable,
-			&r.Reason, &ev, &r.RanAt, &r.Version)
-		if err == nil {
-			err = json.Unmarshal(ev, &r.Evidence)
-		}
-		r.RanAt = r.RanAt.UTC()
-		return r, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("latest drill: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, ledger.Errorf(ledger.ENotFound, "target %s was never drilled", target)
-	}
-	return out, nil
+	return out, err
 }
 
 // SchemaFacts implements ledger.DrillStore. It reads the catalog of the

@@ -22,7 +22,6 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"settle/ledger"
-	"settle/ledger/postgres/internal/dbsqlc"
 	"settle/migrations"
 )
 
@@ -158,7 +157,7 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{Ledger: ledger.New(driver{q: dbsqlc.New(pool)}, now), pool: pool, now: now}
+	return &Store{Ledger: ledger.New(newDriver(pool), now), pool: pool, now: now}
 }
 
 // SetObserver makes o the observer of every transition the store commits

@@ -2,84 +2,40 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 	"settle/migrations"
 )
 
 var _ ledger.DrillStore = (*Store)(nil)
 
-// RecordDrill implements ledger.DrillStore.
-func (s *Store) RecordDrill(ctx context.Context, results []ledger.DrillResult) error {
-	if err := ledger.ValidateDrill(results); err != nil {
-		return err
-	}
-	now := s.clock()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, r := range results {
-			ev, err := json.Marshal(orEmpty(r.Evidence))
-			if err != nil {
-				return fmt.Errorf("record drill: evidence: %w", err)
-			}
-			at := now
-			if !r.RanAt.IsZero() {
-				at = r.RanAt
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO drill_results (run_id, target, test_number, test_name,
-				passed, not_applicable, reason, evidence, ran_at, settle_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.RunID, r.Target, r.Number, r.Name, r.Passed, r.NotApplicable, r.Reason, string(ev), micros(at), r.Version); err != nil {
-				return fmt.Errorf("record drill: %w", err)
+// DrillInsert implements ledger.DrillDriver.
+func (d driver) DrillInsert(ctx context.Context, rows []ledger.DrillRow) error {
+	return d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		for _, r := range rows {
+			if err := q.DrillInsert(ctx, dbsqlc.DrillInsertParams{RunID: r.RunID, Target: r.Target,
+				TestNumber: int64(r.Number), TestName: r.Name, Passed: r.Passed, NotApplicable: r.NotApplicable,
+				Reason: r.Reason, Evidence: string(r.Evidence), RanAt: micros(r.RanAt), SettleVersion: r.Version}); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 }
 
-func orEmpty(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
+// DrillLatest implements ledger.DrillDriver.
+func (d driver) DrillLatest(ctx context.Context, target string) ([]ledger.DrillRow, error) {
+	rows, err := d.r.DrillLatest(ctx, target)
+	out := make([]ledger.DrillRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.DrillRow{RunID: r.RunID, Target: r.Target, Number: int(r.TestNumber), Name: r.TestName,
+			Passed: r.Passed, NotApplicable: r.NotApplicable, Reason: r.Reason, Evidence: []byte(r.Evidence),
+			RanAt: fromMicros(r.RanAt), Version: r.SettleVersion}
 	}
-	return m
-}
-
-// LatestDrill implements ledger.DrillStore.
-func (s *Store) LatestDrill(ctx context.Context, target string) ([]ledger.DrillResult, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT run_id, target, test_number, test_name, passed, not_applicable,
-		reason, evidence, ran_at, settle_version FROM drill_results
-		WHERE run_id = (SELECT run_id FROM drill_results WHERE target = ?1 ORDER BY ran_at DESC, run_id DESC LIMIT 1)
-		ORDER BY test_number`, target)
-	if err != nil {
-		return nil, fmt.Errorf("latest drill: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.DrillResult
-	for rows.Next() {
-		var (
-			r  ledger.DrillResult
-			ev string
-			at int64
-		)
-		if err := rows.Scan(&r.RunID, &r.Target, &r.Number, &r.Name, &r.Passed, &r.NotApplicable,
-			&r.Reason, &ev, &at, &r.Version); err != nil {
-			return nil, fmt.Errorf("latest drill: %w", err)
-		}
-		if err := json.Unmarshal([]byte(ev), &r.Evidence); err != nil {
-			return nil, fmt.Errorf("latest drill: evidence: %w", err)
-		}
-		r.RanAt = fromMicros(at)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("latest drill: %w", err)
-	}
-	if len(out) == 0 {
-		return nil, ledger.Errorf(ledger.ENotFound, "target %s was never drilled", target)
-	}
-	return out, nil
+	return out, err
 }
 
 // SchemaFacts implements ledger.DrillStore.

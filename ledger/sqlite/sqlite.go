@@ -19,7 +19,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"settle/ledger"
-	"settle/ledger/sqlite/internal/dbsqlc"
 	"settle/migrations"
 )
 
@@ -93,7 +92,7 @@ func open(ctx context.Context, path string, now func() time.Time, migrating bool
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	r.SetMaxOpenConns(4)
-	return &Store{Ledger: ledger.New(driver{w: dbsqlc.New(w), r: dbsqlc.New(r)}, now), w: w, r: r, now: now}, nil
+	return &Store{Ledger: ledger.New(newDriver(w, r), now), w: w, r: r, now: now}, nil
 }
 
 // connect opens the first connection. Switching a new file to WAL needs an

@@ -89,8 +89,8 @@ type DrillResult struct {
 	Target        string
 	TestNumber    int64
 	TestName      string
-	Passed        int64
-	NotApplicable int64
+	Passed        bool
+	NotApplicable bool
 	Reason        string
 	Evidence      string
 	RanAt         int64
