@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -17,6 +18,47 @@ import (
 type Driver interface {
 	LeaderDriver
 	DrillDriver
+	SessionDriver
+}
+
+// ErrDuplicateKey is what a driver returns when an insert would repeat a
+// unique key; Ledger says what that means to its caller.
+var ErrDuplicateKey = errors.New("duplicate key")
+
+// SessionDriver is console_sessions' SQL (SessionStore, SessionLister,
+// PersonStore). A live session is one whose idle and absolute expiries
+// are both after now; found is false when no row matched.
+type SessionDriver interface {
+	// SessionInsert inserts s; ErrDuplicateKey when its id hash is taken.
+	SessionInsert(ctx context.Context, s Session) error
+	SessionGet(ctx context.Context, idHash []byte, now time.Time) (s Session, found bool, err error)
+	// SessionTouch sets the live session's last use to p.Now and its idle
+	// expiry to p.IdleExpiresAt, capped at its absolute expiry.
+	SessionTouch(ctx context.Context, p SessionTouchParams) (s Session, found bool, err error)
+	SessionDelete(ctx context.Context, idHash []byte) error
+	SessionDeleteBySubject(ctx context.Context, subject string) (int, error)
+	// SessionDeleteExpired deletes the sessions expired (idle or
+	// absolutely) at now.
+	SessionDeleteExpired(ctx context.Context, now time.Time) (int, error)
+	// SessionList returns live sessions of p.Subject ("" for everyone's),
+	// subject then newest first, at most p.Max.
+	SessionList(ctx context.Context, p SessionListParams) ([]Session, error)
+	// PersonKnown reports whether subject has a session row or a console
+	// action in tenant.
+	PersonKnown(ctx context.Context, tenant, subject string) (bool, error)
+}
+
+// SessionTouchParams are SessionTouch's.
+type SessionTouchParams struct {
+	IDHash             []byte
+	Now, IdleExpiresAt time.Time
+}
+
+// SessionListParams are SessionList's.
+type SessionListParams struct {
+	Now     time.Time
+	Subject string
+	Max     int
 }
 
 // DrillDriver is drill_results' SQL (DrillStore).

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -99,4 +101,119 @@ type SessionLister interface {
 	// expired), subject then newest first; subject "" lists everyone's.
 	// At most MaxListedSessions.
 	ListSessions(ctx context.Context, subject string) ([]Session, error)
+}
+
+var (
+	_ SessionStore  = (*Ledger)(nil)
+	_ SessionLister = (*Ledger)(nil)
+	_ PersonStore   = (*Ledger)(nil)
+)
+
+func noSession() error { return Errorf(ENotFound, "no such session, or it has ended") }
+
+// CreateSession implements SessionStore.
+func (l *Ledger) CreateSession(ctx context.Context, s Session) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.Claims == nil {
+		s.Claims = []string{}
+	}
+	s.CreatedAt, s.LastSeenAt = s.CreatedAt.UTC(), s.LastSeenAt.UTC()
+	s.IdleExpiresAt, s.ExpiresAt = s.IdleExpiresAt.UTC(), s.ExpiresAt.UTC()
+	err := l.d.SessionInsert(ctx, s)
+	if errors.Is(err, ErrDuplicateKey) {
+		return Errorf(EConflict, "session id already in use")
+	}
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	return nil
+}
+
+// GetSession implements SessionStore.
+func (l *Ledger) GetSession(ctx context.Context, idHash []byte) (Session, error) {
+	s, found, err := l.d.SessionGet(ctx, idHash, l.clock())
+	switch {
+	case err != nil:
+		return Session{}, fmt.Errorf("get session: %w", err)
+	case !found:
+		return Session{}, noSession()
+	}
+	return storedSession(s), nil
+}
+
+// TouchSession implements SessionStore.
+func (l *Ledger) TouchSession(ctx context.Context, idHash []byte, idle time.Duration) (Session, error) {
+	if idle <= 0 {
+		return Session{}, Errorf(EInvalid, "idle lifetime must be positive")
+	}
+	now := l.clock()
+	s, found, err := l.d.SessionTouch(ctx, SessionTouchParams{IDHash: idHash, Now: now, IdleExpiresAt: now.Add(idle)})
+	switch {
+	case err != nil:
+		return Session{}, fmt.Errorf("touch session: %w", err)
+	case !found:
+		return Session{}, noSession()
+	}
+	return storedSession(s), nil
+}
+
+// DeleteSession implements SessionStore.
+func (l *Ledger) DeleteSession(ctx context.Context, idHash []byte) error {
+	if err := l.d.SessionDelete(ctx, idHash); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// RevokeSessions implements SessionStore.
+func (l *Ledger) RevokeSessions(ctx context.Context, subject string) (int, error) {
+	n, err := l.d.SessionDeleteBySubject(ctx, subject)
+	if err != nil {
+		return 0, fmt.Errorf("revoke sessions: %w", err)
+	}
+	return n, nil
+}
+
+// DeleteExpiredSessions implements SessionStore.
+func (l *Ledger) DeleteExpiredSessions(ctx context.Context) (int, error) {
+	n, err := l.d.SessionDeleteExpired(ctx, l.clock())
+	if err != nil {
+		return 0, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	return n, nil
+}
+
+// ListSessions implements SessionLister.
+func (l *Ledger) ListSessions(ctx context.Context, subject string) ([]Session, error) {
+	rows, err := l.d.SessionList(ctx, SessionListParams{Now: l.clock(), Subject: subject, Max: MaxListedSessions})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	for i := range rows {
+		rows[i] = storedSession(rows[i])
+	}
+	return rows, nil
+}
+
+// KnownPerson implements PersonStore: a session row (only a verified
+// sign-in writes one) or a console action in the tenant.
+func (l *Ledger) KnownPerson(ctx context.Context, tenant, subject string) (bool, error) {
+	if !IsConsolePerson(subject) {
+		return false, nil
+	}
+	known, err := l.d.PersonKnown(ctx, tenant, NormalizeSubject(subject))
+	if err != nil {
+		return false, fmt.Errorf("known person: %w", err)
+	}
+	return known, nil
+}
+
+// storedSession is a session as the store read it: no claims is nil.
+func storedSession(s Session) Session {
+	if len(s.Claims) == 0 {
+		s.Claims = nil
+	}
+	return s
 }

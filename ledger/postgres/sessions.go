@@ -3,155 +3,83 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 )
 
-var _ ledger.SessionStore = (*Store)(nil)
-
-const sessionCols = `session_hash, subject, name, email, claims, created_at, last_seen_at, idle_expires_at, expires_at`
-
-func scanSession(row pgx.Row) (ledger.Session, error) {
-	var s ledger.Session
-	err := row.Scan(&s.IDHash, &s.Subject, &s.Name, &s.Email, &s.Claims, &s.CreatedAt, &s.LastSeenAt,
-		&s.IdleExpiresAt, &s.ExpiresAt)
-	if len(s.Claims) == 0 {
-		s.Claims = nil
-	}
-	return s, err
+func sessionOf(r dbsqlc.ConsoleSession) ledger.Session {
+	return ledger.Session{IDHash: r.SessionHash, Subject: r.Subject, Name: r.Name, Email: r.Email, Claims: r.Claims,
+		CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt, IdleExpiresAt: r.IdleExpiresAt, ExpiresAt: r.ExpiresAt}
 }
 
-func noSession() error { return ledger.Errorf(ledger.ENotFound, "no such session, or it has ended") }
-
-// CreateSession implements ledger.SessionStore.
-func (s *Store) CreateSession(ctx context.Context, sess ledger.Session) error {
-	if err := sess.Validate(); err != nil {
-		return err
-	}
-	claims := sess.Claims
-	if claims == nil {
-		claims = []string{}
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO console_sessions (`+sessionCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		sess.IDHash, sess.Subject, sess.Name, sess.Email, claims, sess.CreatedAt.UTC(), sess.LastSeenAt.UTC(),
-		sess.IdleExpiresAt.UTC(), sess.ExpiresAt.UTC())
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" {
-		return ledger.Errorf(ledger.EConflict, "session id already in use")
-	}
-	if err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	return nil
-}
-
-// GetSession implements ledger.SessionStore.
-func (s *Store) GetSession(ctx context.Context, idHash []byte) (ledger.Session, error) {
-	now := s.clock()
-	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM console_sessions
-		WHERE session_hash = $1 AND idle_expires_at > $2 AND expires_at > $2`, idHash, now))
+// found maps pgx's no-rows to found=false.
+func found(err error) (bool, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return ledger.Session{}, noSession()
-	}
-	if err != nil {
-		return ledger.Session{}, fmt.Errorf("get session: %w", err)
-	}
-	return sess, nil
-}
-
-// TouchSession implements ledger.SessionStore.
-func (s *Store) TouchSession(ctx context.Context, idHash []byte, idle time.Duration) (ledger.Session, error) {
-	if idle <= 0 {
-		return ledger.Session{}, ledger.Errorf(ledger.EInvalid, "idle lifetime must be positive")
-	}
-	now := s.clock()
-	sess, err := scanSession(s.pool.QueryRow(ctx, `UPDATE console_sessions
-		SET last_seen_at = $2, idle_expires_at = least($3, expires_at)
-		WHERE session_hash = $1 AND idle_expires_at > $2 AND expires_at > $2
-		RETURNING `+sessionCols, idHash, now, now.Add(idle)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ledger.Session{}, noSession()
-	}
-	if err != nil {
-		return ledger.Session{}, fmt.Errorf("touch session: %w", err)
-	}
-	return sess, nil
-}
-
-// DeleteSession implements ledger.SessionStore.
-func (s *Store) DeleteSession(ctx context.Context, idHash []byte) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE session_hash = $1`, idHash); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
-}
-
-// RevokeSessions implements ledger.SessionStore.
-func (s *Store) RevokeSessions(ctx context.Context, subject string) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE subject = $1`, subject)
-	if err != nil {
-		return 0, fmt.Errorf("revoke sessions: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
-}
-
-// DeleteExpiredSessions implements ledger.SessionStore. Idle-expired rows
-// go too; the absolute expiry's index finds the rest over time.
-func (s *Store) DeleteExpiredSessions(ctx context.Context) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM console_sessions WHERE expires_at <= $1 OR idle_expires_at <= $1`,
-		s.clock())
-	if err != nil {
-		return 0, fmt.Errorf("delete expired sessions: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
-}
-
-var _ ledger.PersonStore = (*Store)(nil)
-
-// KnownPerson implements ledger.PersonStore: a session row (only a verified
-// sign-in writes one) or a console action in the tenant.
-func (s *Store) KnownPerson(ctx context.Context, tenant, subject string) (bool, error) {
-	if !ledger.IsConsolePerson(subject) {
 		return false, nil
 	}
-	subject = ledger.NormalizeSubject(subject)
-	var known bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM console_sessions WHERE subject = $1)
-		OR EXISTS (SELECT 1 FROM actions WHERE tenant_id = $2 AND subject = $1)`, subject, tenant).Scan(&known)
-	if err != nil {
-		return false, fmt.Errorf("known person: %w", err)
-	}
-	return known, nil
+	return err == nil, err
 }
 
-var _ ledger.SessionLister = (*Store)(nil)
+// SessionInsert implements ledger.SessionDriver.
+func (d driver) SessionInsert(ctx context.Context, s ledger.Session) error {
+	err := d.q.SessionInsert(ctx, dbsqlc.SessionInsertParams{SessionHash: s.IDHash, Subject: s.Subject, Name: s.Name,
+		Email: s.Email, Claims: s.Claims, CreatedAt: s.CreatedAt, LastSeenAt: s.LastSeenAt,
+		IdleExpiresAt: s.IdleExpiresAt, ExpiresAt: s.ExpiresAt})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return ledger.ErrDuplicateKey
+	}
+	return err
+}
 
-// ListSessions implements ledger.SessionLister. Sessions belong to
-// people, not tenants: the table has no tenant to filter on.
-func (s *Store) ListSessions(ctx context.Context, subject string) ([]ledger.Session, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+sessionCols+` FROM console_sessions
-		WHERE idle_expires_at > $1 AND expires_at > $1 AND ($2 = '' OR subject = $2)
-		ORDER BY subject, created_at DESC, session_hash LIMIT $3`, s.clock(), subject, ledger.MaxListedSessions)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+// SessionGet implements ledger.SessionDriver.
+func (d driver) SessionGet(ctx context.Context, idHash []byte, now time.Time) (ledger.Session, bool, error) {
+	r, err := d.q.SessionGet(ctx, dbsqlc.SessionGetParams{SessionHash: idHash, Now: now})
+	ok, err := found(err)
+	return sessionOf(r), ok, err
+}
+
+// SessionTouch implements ledger.SessionDriver.
+func (d driver) SessionTouch(ctx context.Context, p ledger.SessionTouchParams) (ledger.Session, bool, error) {
+	r, err := d.q.SessionTouch(ctx, dbsqlc.SessionTouchParams{SessionHash: p.IDHash, Now: p.Now, IdleExpiresAt: p.IdleExpiresAt})
+	ok, err := found(err)
+	return sessionOf(r), ok, err
+}
+
+// SessionDelete implements ledger.SessionDriver.
+func (d driver) SessionDelete(ctx context.Context, idHash []byte) error {
+	return d.q.SessionDelete(ctx, idHash)
+}
+
+// SessionDeleteBySubject implements ledger.SessionDriver.
+func (d driver) SessionDeleteBySubject(ctx context.Context, subject string) (int, error) {
+	n, err := d.q.SessionDeleteBySubject(ctx, subject)
+	return int(n), err
+}
+
+// SessionDeleteExpired implements ledger.SessionDriver.
+func (d driver) SessionDeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	n, err := d.q.SessionDeleteExpired(ctx, now)
+	return int(n), err
+}
+
+// SessionList implements ledger.SessionDriver.
+func (d driver) SessionList(ctx context.Context, p ledger.SessionListParams) ([]ledger.Session, error) {
+	rows, err := d.q.SessionList(ctx, dbsqlc.SessionListParams{Now: p.Now, Subject: p.Subject, MaxRows: int32(p.Max)})
+	out := make([]ledger.Session, len(rows))
+	for i, r := range rows {
+		out[i] = sessionOf(r)
 	}
-	defer rows.Close()
-	var out []ledger.Session
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		out = append(out, sess)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return out, nil
+	return out, err
+}
+
+// PersonKnown implements ledger.SessionDriver.
+func (d driver) PersonKnown(ctx context.Context, tenant, subject string) (bool, error) {
+	known, err := d.q.PersonKnown(ctx, dbsqlc.PersonKnownParams{Tenant: tenant, Subject: subject})
+	return known.Valid && known.Bool, err
 }

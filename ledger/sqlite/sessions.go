@@ -10,161 +10,92 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
-var _ ledger.SessionStore = (*Store)(nil)
-
-const sessionCols = `session_hash, subject, name, email, claims, created_at, last_seen_at, idle_expires_at, expires_at`
-
-func scanSession(row interface{ Scan(...any) error }) (ledger.Session, error) {
-	var (
-		s                               ledger.Session
-		claims                          string
-		created, seen, idleExp, expires int64
-	)
-	if err := row.Scan(&s.IDHash, &s.Subject, &s.Name, &s.Email, &claims, &created, &seen, &idleExp, &expires); err != nil {
-		return s, err
-	}
-	if err := json.Unmarshal([]byte(claims), &s.Claims); err != nil {
+// sessionOf reads a row; claims are a JSON array.
+func sessionOf(r dbsqlc.ConsoleSession) (ledger.Session, error) {
+	s := ledger.Session{IDHash: r.SessionHash, Subject: r.Subject, Name: r.Name, Email: r.Email,
+		CreatedAt: fromMicros(r.CreatedAt), LastSeenAt: fromMicros(r.LastSeenAt),
+		IdleExpiresAt: fromMicros(r.IdleExpiresAt), ExpiresAt: fromMicros(r.ExpiresAt)}
+	if err := json.Unmarshal([]byte(r.Claims), &s.Claims); err != nil {
 		return s, fmt.Errorf("session claims: %w", err)
 	}
-	if len(s.Claims) == 0 {
-		s.Claims = nil
-	}
-	s.CreatedAt, s.LastSeenAt = fromMicros(created), fromMicros(seen)
-	s.IdleExpiresAt, s.ExpiresAt = fromMicros(idleExp), fromMicros(expires)
 	return s, nil
 }
 
-func noSession() error { return ledger.Errorf(ledger.ENotFound, "no such session, or it has ended") }
+// foundSession maps database/sql's no-rows to found=false.
+func foundSession(r dbsqlc.ConsoleSession, err error) (ledger.Session, bool, error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Session{}, false, nil
+	}
+	if err != nil {
+		return ledger.Session{}, false, err
+	}
+	s, err := sessionOf(r)
+	return s, err == nil, err
+}
 
-// CreateSession implements ledger.SessionStore.
-func (s *Store) CreateSession(ctx context.Context, sess ledger.Session) error {
-	if err := sess.Validate(); err != nil {
+// SessionInsert implements ledger.SessionDriver.
+func (d driver) SessionInsert(ctx context.Context, s ledger.Session) error {
+	claims, err := json.Marshal(s.Claims)
+	if err != nil {
 		return err
 	}
-	claims := sess.Claims
-	if claims == nil {
-		claims = []string{}
-	}
-	cj, err := json.Marshal(claims)
-	if err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO console_sessions (`+sessionCols+`)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
-		sess.IDHash, sess.Subject, sess.Name, sess.Email, string(cj), micros(sess.CreatedAt),
-		micros(sess.LastSeenAt), micros(sess.IdleExpiresAt), micros(sess.ExpiresAt))
+	err = d.w.SessionInsert(ctx, dbsqlc.SessionInsertParams{SessionHash: s.IDHash, Subject: s.Subject, Name: s.Name,
+		Email: s.Email, Claims: string(claims), CreatedAt: micros(s.CreatedAt), LastSeenAt: micros(s.LastSeenAt),
+		IdleExpiresAt: micros(s.IdleExpiresAt), ExpiresAt: micros(s.ExpiresAt)})
 	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
-		return ledger.Errorf(ledger.EConflict, "session id already in use")
+		return ledger.ErrDuplicateKey
 	}
-	if err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	return nil
+	return err
 }
 
-// GetSession implements ledger.SessionStore.
-func (s *Store) GetSession(ctx context.Context, idHash []byte) (ledger.Session, error) {
-	sess, err := scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM console_sessions
-		WHERE session_hash = ?1 AND idle_expires_at > ?2 AND expires_at > ?2`, idHash, micros(s.clock())))
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Session{}, noSession()
-	}
-	if err != nil {
-		return ledger.Session{}, fmt.Errorf("get session: %w", err)
-	}
-	return sess, nil
+// SessionGet implements ledger.SessionDriver.
+func (d driver) SessionGet(ctx context.Context, idHash []byte, now time.Time) (ledger.Session, bool, error) {
+	return foundSession(d.r.SessionGet(ctx, dbsqlc.SessionGetParams{SessionHash: idHash, Now: micros(now)}))
 }
 
-// TouchSession implements ledger.SessionStore.
-func (s *Store) TouchSession(ctx context.Context, idHash []byte, idle time.Duration) (ledger.Session, error) {
-	if idle <= 0 {
-		return ledger.Session{}, ledger.Errorf(ledger.EInvalid, "idle lifetime must be positive")
-	}
-	now := s.clock()
-	sess, err := scanSession(s.w.QueryRowContext(ctx, `UPDATE console_sessions
-		SET last_seen_at = ?2, idle_expires_at = min(?3, expires_at)
-		WHERE session_hash = ?1 AND idle_expires_at > ?2 AND expires_at > ?2
-		RETURNING `+sessionCols, idHash, micros(now), micros(now.Add(idle))))
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Session{}, noSession()
-	}
-	if err != nil {
-		return ledger.Session{}, fmt.Errorf("touch session: %w", err)
-	}
-	return sess, nil
+// SessionTouch implements ledger.SessionDriver.
+func (d driver) SessionTouch(ctx context.Context, p ledger.SessionTouchParams) (ledger.Session, bool, error) {
+	return foundSession(d.w.SessionTouch(ctx, dbsqlc.SessionTouchParams{SessionHash: p.IDHash, Now: micros(p.Now),
+		IdleExpiresAt: micros(p.IdleExpiresAt)}))
 }
 
-// DeleteSession implements ledger.SessionStore.
-func (s *Store) DeleteSession(ctx context.Context, idHash []byte) error {
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM console_sessions WHERE session_hash = ?`, idHash); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
+// SessionDelete implements ledger.SessionDriver.
+func (d driver) SessionDelete(ctx context.Context, idHash []byte) error {
+	return d.w.SessionDelete(ctx, idHash)
 }
 
-// RevokeSessions implements ledger.SessionStore.
-func (s *Store) RevokeSessions(ctx context.Context, subject string) (int, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM console_sessions WHERE subject = ?`, subject)
-	if err != nil {
-		return 0, fmt.Errorf("revoke sessions: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+// SessionDeleteBySubject implements ledger.SessionDriver.
+func (d driver) SessionDeleteBySubject(ctx context.Context, subject string) (int, error) {
+	n, err := d.w.SessionDeleteBySubject(ctx, subject)
+	return int(n), err
 }
 
-// DeleteExpiredSessions implements ledger.SessionStore.
-func (s *Store) DeleteExpiredSessions(ctx context.Context) (int, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM console_sessions WHERE expires_at <= ?1 OR idle_expires_at <= ?1`,
-		micros(s.clock()))
-	if err != nil {
-		return 0, fmt.Errorf("delete expired sessions: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+// SessionDeleteExpired implements ledger.SessionDriver.
+func (d driver) SessionDeleteExpired(ctx context.Context, now time.Time) (int, error) {
+	n, err := d.w.SessionDeleteExpired(ctx, micros(now))
+	return int(n), err
 }
 
-var _ ledger.PersonStore = (*Store)(nil)
-
-// KnownPerson implements ledger.PersonStore: a session row (only a verified
-// sign-in writes one) or a console action in the tenant.
-func (s *Store) KnownPerson(ctx context.Context, tenant, subject string) (bool, error) {
-	if !ledger.IsConsolePerson(subject) {
-		return false, nil
-	}
-	subject = ledger.NormalizeSubject(subject)
-	var known bool
-	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM console_sessions WHERE subject = ?1)
-		OR EXISTS (SELECT 1 FROM actions WHERE tenant_id = ?2 AND subject = ?1)`, subject, tenant).Scan(&known)
+// SessionList implements ledger.SessionDriver.
+func (d driver) SessionList(ctx context.Context, p ledger.SessionListParams) ([]ledger.Session, error) {
+	rows, err := d.r.SessionList(ctx, dbsqlc.SessionListParams{Now: micros(p.Now), Subject: p.Subject, MaxRows: int64(p.Max)})
 	if err != nil {
-		return false, fmt.Errorf("known person: %w", err)
+		return nil, err
 	}
-	return known, nil
-}
-
-var _ ledger.SessionLister = (*Store)(nil)
-
-// ListSessions implements ledger.SessionLister. Sessions belong to
-// people, not tenants: the table has no tenant to filter on.
-func (s *Store) ListSessions(ctx context.Context, subject string) ([]ledger.Session, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM console_sessions
-		WHERE idle_expires_at > ?1 AND expires_at > ?1 AND (?2 = '' OR subject = ?2)
-		ORDER BY subject, created_at DESC, session_hash LIMIT ?3`, micros(s.clock()), subject, ledger.MaxListedSessions)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.Session
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+	out := make([]ledger.Session, len(rows))
+	for i, r := range rows {
+		if out[i], err = sessionOf(r); err != nil {
+			return nil, err
 		}
-		out = append(out, sess)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	return out, nil
+}
+
+// PersonKnown implements ledger.SessionDriver.
+func (d driver) PersonKnown(ctx context.Context, tenant, subject string) (bool, error) {
+	known, err := d.r.PersonKnown(ctx, dbsqlc.PersonKnownParams{Tenant: tenant, Subject: subject})
+	return known.Valid && known.Bool, err
 }
