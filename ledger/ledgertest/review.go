@@ -15,6 +15,7 @@ func RunReview(t *testing.T, h Harness) {
 	t.Run("LinkRefused", func(t *testing.T) { testLinkRefused(t, h) })
 	t.Run("Acknowledge", func(t *testing.T) { testAcknowledge(t, h) })
 	t.Run("ListFindings", func(t *testing.T) { testListFindings(t, h) })
+	t.Run("ListQuarantinePages", func(t *testing.T) { testListQuarantinePages(t, h) })
 }
 
 func reviewSetup(t *testing.T, h Harness) (*fixture, ledger.ReviewStore, ledger.InboxStore) {
