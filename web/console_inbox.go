@@ -120,27 +120,43 @@ func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineFo
 	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	which := reviewStatus(c)
-	items, err := rs.ListQuarantine(ctx, quarantineScope(p, which == "open"))
+	now := rv.clock(c)
+	q := quarQueryOf(c.QueryParams())
+	all, tenants := p.Tenants(auth.ReviewInbox)
+	v := views.QuarantinePage{
+		Layout:  rv.layout(c, "Quarantine", "quarantine"),
+		Filters: q.tabs(), Status: q.Status, Ref: q.Ref, ReasonFilter: q.Reason,
+		Targets: targetOptions(rv.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
+		Ages: options(q.Age, queueAges),
+		Done: quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
+		Operation: form.operation, Reason: form.reason,
+	}
+	f, problem := q.filter(p, now)
+	if problem != "" {
+		v.FilterProblem = problem
+		v.ServedIn = servedIn(c)
+		return rv.render(c, status, views.Quarantine(v))
+	}
+	items, err := rs.ListQuarantine(ctx, f)
 	if err != nil {
 		return err
 	}
-	v := views.QuarantinePage{
-		Layout:  rv.layout(c, "Quarantine", "quarantine"),
-		Filters: reviewFilters("/quarantine", which, "Resolved"),
-		Done:    quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
-		Operation: form.operation, Reason: form.reason,
+	if q.Cursor != "" {
+		v.First = q.href("")
 	}
-	now := rv.clock(c)
-	for _, q := range visibleQuarantine(p, items) {
-		if which == "resolved" && q.ResolvedAt == nil {
-			continue
-		}
-		v.Rows = append(v.Rows, rv.quarantineRow(p, q, now))
+	if len(items) > quarantinePageSize {
+		items = items[:quarantinePageSize]
+		v.Next = q.href(strconv.FormatInt(items[len(items)-1].ID, 10))
+	}
+	for _, it := range visibleQuarantine(p, items) {
+		v.Rows = append(v.Rows, rv.quarantineRow(p, it, now))
 	}
 	if len(v.Rows) == 0 {
 		v.Empty = map[string]string{"open": "No quarantined event waits for review.",
-			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[which]
+			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[q.Status]
+		if q.Ref != "" || q.Target != "" || q.Tenant != "" || q.Reason != "" || q.Age != "" {
+			v.Empty = "No quarantined event matches these filters."
+		}
 	}
 	v.ServedIn = servedIn(c)
 	return rv.render(c, status, views.Quarantine(v))
