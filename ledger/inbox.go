@@ -96,8 +96,13 @@ type QuarantineFilter struct {
 // RefArgs gives a store Ref's values: the trimmed reference, and the
 // operation id prefix it may be (lowercase, 8+ characters of an id,
 // "" when it cannot be one).
-func (f QuarantineFilter) RefArgs() (ref, opPrefix string) {
-	ref = strings.TrimSpace(f.Ref)
+func (f QuarantineFilter) RefArgs() (ref, opPrefix string) { return SearchRef(f.Ref) }
+
+// SearchRef is a reference as a person pasted it, for a review list's
+// search: trimmed, and the operation id prefix it may be (lowercase, 8+
+// characters of an id, "" when it cannot be one).
+func SearchRef(pasted string) (ref, opPrefix string) {
+	ref = strings.TrimSpace(pasted)
 	if len(ref) >= 8 && len(ref) <= 64 && strings.Trim(strings.ToLower(ref), "0123456789abcdef-") == "" {
 		opPrefix = strings.ToLower(ref)
 	}
