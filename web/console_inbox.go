@@ -45,28 +45,6 @@ func (rv *review) routes() []ConsoleRoute {
 // none; it is not a valid tenant name, so it never names a real one.
 const unattributedSegment = "-"
 
-// reviewStatus is a review page's status filter, from the URL.
-func reviewStatus(c echo.Context) string {
-	switch v := c.QueryParam("status"); v {
-	case "resolved", "all":
-		return v
-	}
-	return "open"
-}
-
-// reviewFilters are the status links of a review page at path.
-func reviewFilters(path, current, resolvedLabel string) []views.ReviewFilter {
-	out := make([]views.ReviewFilter, 0, 3)
-	for _, f := range []struct{ id, label string }{{"open", "Open"}, {"resolved", resolvedLabel}, {"all", "All"}} {
-		href := path
-		if f.id != "open" {
-			href += "?status=" + f.id
-		}
-		out = append(out, views.ReviewFilter{ID: f.id, Label: f.label, Href: href, Current: f.id == current})
-	}
-	return out
-}
-
 // reviewItem reads the tenant and the item number of a review action's
 // URL. A principal who may not review that tenant's items gets the same
 // 404 as for an unknown item.
@@ -121,11 +99,11 @@ func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineFo
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
 	now := rv.clock(c)
-	q := quarQueryOf(c.QueryParams())
+	q := quarQueryOf("/quarantine", c.QueryParams())
 	all, tenants := p.Tenants(auth.ReviewInbox)
 	v := views.QuarantinePage{
 		Layout:  rv.layout(c, "Quarantine", "quarantine"),
-		Filters: q.tabs(), Status: q.Status, Ref: q.Ref, ReasonFilter: q.Reason,
+		Filters: q.tabs("Resolved"), Status: q.Status, Ref: q.Ref, ReasonFilter: q.Reason,
 		Targets: targetOptions(rv.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
 		Ages: options(q.Age, queueAges),
 		Done: quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
@@ -144,8 +122,8 @@ func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineFo
 	if q.Cursor != "" {
 		v.First = q.href("")
 	}
-	if len(items) > quarantinePageSize {
-		items = items[:quarantinePageSize]
+	if len(items) > reviewPageSize {
+		items = items[:reviewPageSize]
 		v.Next = q.href(strconv.FormatInt(items[len(items)-1].ID, 10))
 	}
 	for _, it := range visibleQuarantine(p, items) {
@@ -154,7 +132,7 @@ func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineFo
 	if len(v.Rows) == 0 {
 		v.Empty = map[string]string{"open": "No quarantined event waits for review.",
 			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[q.Status]
-		if q.Ref != "" || q.Target != "" || q.Tenant != "" || q.Reason != "" || q.Age != "" {
+		if q.filtered() {
 			v.Empty = "No quarantined event matches these filters."
 		}
 	}

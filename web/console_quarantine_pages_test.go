@@ -92,7 +92,7 @@ func TestConsole_QuarantinePages(t *testing.T) {
 			t.Fatalf("no match: %s", none.body)
 		}
 		foreign := b.get("/quarantine?tenant=globex")
-		if foreign.status != http.StatusOK || !testid(foreign.body, "filter-problem", "You do not review events of tenant") {
+		if foreign.status != http.StatusOK || !testid(foreign.body, "filter-problem", "You do not review the events and findings of tenant") {
 			t.Fatalf("foreign tenant: %d %s", foreign.status, foreign.body)
 		}
 		if bad := b.get("/quarantine?cursor=x"); !testid(bad.body, "filter-problem", "That page link is not valid") {
@@ -143,4 +143,61 @@ func TestConsole_QuarantinePagesBrowser(t *testing.T) {
 		}
 		check("quarantine-search-" + name)
 	}
+	c.finding("acme")
+	b, check := visit(t)
+	b.DisableJavaScript()
+	prov.SignInAs(t, "olu-9")
+	if st := b.Navigate(c.base + "/findings"); st != http.StatusOK {
+		t.Fatalf("findings: %d", st)
+	}
+	b.Fill("#q", " ch_second ")
+	if st := b.Submit(`[data-testid="finding-filters"] button[type="submit"]`); st != http.StatusOK {
+		t.Fatalf("findings filter: %d", st)
+	}
+	if n := b.Count(`[data-testid="finding"]`); n != 1 {
+		t.Fatalf("findings search found %d", n)
+	}
+	check("findings-search-nojs")
+}
+
+// The findings page shows 50 findings a page with a Next link, finds one
+// by a prefix of its operation's id as pasted, and keeps the filters in
+// the URL.
+func TestConsole_FindingsPages(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		c := newConsole(t, open(t), web.Config{})
+		var fs []ledger.Finding
+		for range 52 {
+			fs = append(fs, c.finding("acme"))
+		}
+		b := c.as("owner")
+		first := b.get("/findings")
+		if n := bytes.Count(first.body, []byte(`data-testid="finding"`)); n != 50 {
+			t.Fatalf("first page shows %d findings, want 50", n)
+		}
+		next := "/findings?cursor=" + strconv.FormatInt(fs[2].ID, 10)
+		if !bytes.Contains(first.body, []byte(`href="`+next+`"`)) {
+			t.Fatalf("next link is not %s", next)
+		}
+		second := b.get(next)
+		if n := bytes.Count(second.body, []byte(`data-testid="finding"`)); n != 2 {
+			t.Fatalf("second page shows %d findings", n)
+		}
+		prefix := strings.ToUpper(fs[7].OperationID[:13])
+		found := b.get("/findings?kind=duplicate&q=+" + prefix)
+		if n := bytes.Count(found.body, []byte(`data-testid="finding"`)); n != 1 ||
+			!bytes.Contains(found.body, []byte(`data-item="`+strconv.FormatInt(fs[7].ID, 10)+`"`)) {
+			t.Fatalf("search by operation id prefix shows %d findings", n)
+		}
+		if !bytes.Contains(found.body, []byte(`<option value="duplicate" selected>`)) {
+			t.Fatal("the kind filter is not kept")
+		}
+		if none := b.get("/findings?status=resolved"); !testid(none.body, "empty", "No audit finding has been acknowledged") {
+			t.Fatalf("resolved tab: %s", none.body)
+		}
+		if bad := b.get("/findings?kind=nonsense"); !testid(bad.body, "filter-problem", "Choose a kind from the list.") {
+			t.Fatal("a kind not offered is not refused in words")
+		}
+	})
 }
