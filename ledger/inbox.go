@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -69,6 +70,51 @@ type QuarantineFilter struct {
 	// its id (a linked or attributed event), the reference settle sent
 	// (the event's claimed reference) or the target's object id.
 	About *QuarantineAbout
+
+	// Resolved keeps only resolved items (Open keeps only open ones).
+	Resolved bool
+	// Target keeps one target's items; "" is every target.
+	Target string
+	// Ref keeps the items naming a reference, as a person pastes it: the
+	// event's id or the settle reference it claims (case aside), the
+	// target's object id, or the operation's id or a prefix of 8+ of its
+	// characters. Trimmed; "" is any item.
+	Ref string
+	// Reason keeps the items whose quarantine reason contains these words
+	// (case aside); "" is any.
+	Reason string
+	// Before, when set, keeps the items quarantined before it (an age).
+	Before *time.Time
+	// After continues a page: only items of a smaller id than this one (the
+	// last row of the page before); 0 starts at the newest.
+	After int64
+	// Limit bounds the answer; 0 or more than MaxQuarantineList is
+	// MaxQuarantineList.
+	Limit int
+}
+
+// RefArgs gives a store Ref's values: the trimmed reference, and the
+// operation id prefix it may be (lowercase, 8+ characters of an id,
+// "" when it cannot be one).
+func (f QuarantineFilter) RefArgs() (ref, opPrefix string) { return SearchRef(f.Ref) }
+
+// SearchRef is a reference as a person pasted it, for a review list's
+// search: trimmed, and the operation id prefix it may be (lowercase, 8+
+// characters of an id, "" when it cannot be one).
+func SearchRef(pasted string) (ref, opPrefix string) {
+	ref = strings.TrimSpace(pasted)
+	if len(ref) >= 8 && len(ref) <= 64 && strings.Trim(strings.ToLower(ref), "0123456789abcdef-") == "" {
+		opPrefix = strings.ToLower(ref)
+	}
+	return ref, opPrefix
+}
+
+// LimitArg is the row bound of a store's answer to f.
+func (f QuarantineFilter) LimitArg() int {
+	if f.Limit <= 0 || f.Limit > MaxQuarantineList {
+		return MaxQuarantineList
+	}
+	return f.Limit
 }
 
 // QuarantineAbout names one operation the way inbound events may: empty
@@ -112,8 +158,9 @@ type InboxStore interface {
 
 	// Quarantine records an item for review and returns its id.
 	Quarantine(ctx context.Context, q QuarantineItem) (int64, error)
-	// ListQuarantine returns the quarantined items f selects, newest first,
-	// at most MaxQuarantineList.
+	// ListQuarantine returns the quarantined items f selects, newest first
+	// (by id, so a page continued with After moves no item when others are
+	// resolved meanwhile), at most f.LimitArg().
 	ListQuarantine(ctx context.Context, f QuarantineFilter) ([]QuarantineItem, error)
 	// ResolveQuarantine closes an open item of the tenant (its ScopeTenant;
 	// "" for an unattributed one) with the decision, by the context's actor,

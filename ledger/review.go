@@ -38,10 +38,36 @@ type FindingFilter struct {
 	// tenant in Tenants (AllTenants false), because an operation id is only
 	// meaningful within its tenant.
 	OperationID string
+
+	// Resolved keeps only findings acknowledged or resolved.
+	Resolved bool
+	// Target and Kind keep one target's, one kind's findings; "" is any.
+	Target string
+	Kind   FindingKind
+	// Ref keeps the findings naming a reference as pasted: the
+	// operation's id or a prefix of 8+ of its characters, or one of the
+	// target's object ids (SearchRef).
+	Ref string
+	// Before, when set, keeps findings found before it (an age).
+	Before *time.Time
+	// After continues a page: only findings of a smaller id; 0 starts at
+	// the newest.
+	After int64
+	// Limit bounds the answer; 0 or more than MaxFindingList is
+	// MaxFindingList.
+	Limit int
 }
 
 // MaxFindingList bounds one ListFindings answer.
 const MaxFindingList = 1000
+
+// LimitArg is the row bound of a store's answer to f.
+func (f FindingFilter) LimitArg() int {
+	if f.Limit <= 0 || f.Limit > MaxFindingList {
+		return MaxFindingList
+	}
+	return f.Limit
+}
 
 // Validate checks f for ListFindings.
 func (f FindingFilter) Validate() error {

@@ -43,6 +43,13 @@ type QuarantinePage struct {
 	ProblemItem string
 	Operation   string // the operation the person typed, kept on a problem
 	Reason      string // the reason the person typed, kept on a problem
+
+	// The filters, kept in the URL of a GET form.
+	Status                 string // "open", "resolved", "all" (the form keeps it)
+	Ref, ReasonFilter      string
+	Targets, Tenants, Ages []Option
+	FilterProblem          string // why the filters could not be applied
+	First, Next            string // the pager's links; "" for none
 }
 
 // FindingRow is one audit finding.
@@ -73,6 +80,13 @@ type FindingsPage struct {
 	Problem     string
 	ProblemItem string
 	Note        string // the note typed, kept on a problem
+
+	// The filters, kept in the URL of a GET form.
+	Status                        string // "open", "resolved", "all" (the form keeps it)
+	Ref                           string
+	Targets, Tenants, Ages, Kinds []Option
+	FilterProblem                 string // why the filters could not be applied
+	First, Next                   string // the pager's links; "" for none
 }
 
 // OperationReview is what the review pages know about one operation, on

@@ -31,23 +31,38 @@ func (rv *review) renderFindings(c echo.Context, status int, form findingsForm) 
 	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	which := reviewStatus(c)
+	now := rv.clock(c)
+	q := quarQueryOf("/findings", c.QueryParams())
 	all, tenants := p.Tenants(auth.ReviewInbox)
-	fs, err := rs.ListFindings(ctx, ledger.FindingFilter{AllTenants: all, Tenants: tenants, Open: which == "open"})
-	if err != nil {
-		return err
-	}
 	v := views.FindingsPage{
 		Layout:  rv.layout(c, "Findings", "findings"),
-		Filters: reviewFilters("/findings", which, "Acknowledged"),
+		Filters: q.tabs("Acknowledged"), Status: q.Status, Ref: q.Ref,
+		Targets: targetOptions(rv.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
+		Ages: options(q.Age, queueAges), Kinds: options(q.Kind, findingKinds),
 		Problem: form.problem, ProblemItem: form.item, Note: form.note,
 	}
 	if c.QueryParam("done") == "acknowledged" {
 		v.Done = "Acknowledged. Your note is on the finding and in the event log."
 	}
-	now := rv.clock(c)
+	ff, problem := q.findingFilter(p, now)
+	if problem != "" {
+		v.FilterProblem = problem
+		v.ServedIn = servedIn(c)
+		return rv.render(c, status, views.Findings(v))
+	}
+	fs, err := rs.ListFindings(ctx, ff)
+	if err != nil {
+		return err
+	}
+	if q.Cursor != "" {
+		v.First = q.href("")
+	}
+	if len(fs) > reviewPageSize {
+		fs = fs[:reviewPageSize]
+		v.Next = q.href(strconv.FormatInt(fs[len(fs)-1].ID, 10))
+	}
 	for _, f := range fs {
-		if !p.Can(auth.ReviewInbox, f.Tenant, f.Target) || (which == "resolved" && f.Open()) {
+		if !p.Can(auth.ReviewInbox, f.Tenant, f.Target) {
 			continue
 		}
 		r := findingRow(p, f, ownerOf(rv.targets, f.Target), now)
@@ -58,7 +73,10 @@ func (rv *review) renderFindings(c echo.Context, status int, form findingsForm) 
 	}
 	if len(v.Rows) == 0 {
 		v.Empty = map[string]string{"open": "No audit finding waits for review.",
-			"resolved": "No audit finding has been acknowledged yet.", "all": "The auditor has found nothing."}[which]
+			"resolved": "No audit finding has been acknowledged yet.", "all": "The auditor has found nothing."}[q.Status]
+		if q.filtered() {
+			v.Empty = "No audit finding matches these filters."
+		}
 	}
 	v.ServedIn = servedIn(c)
 	return rv.render(c, status, views.Findings(v))

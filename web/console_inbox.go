@@ -45,28 +45,6 @@ func (rv *review) routes() []ConsoleRoute {
 // none; it is not a valid tenant name, so it never names a real one.
 const unattributedSegment = "-"
 
-// reviewStatus is a review page's status filter, from the URL.
-func reviewStatus(c echo.Context) string {
-	switch v := c.QueryParam("status"); v {
-	case "resolved", "all":
-		return v
-	}
-	return "open"
-}
-
-// reviewFilters are the status links of a review page at path.
-func reviewFilters(path, current, resolvedLabel string) []views.ReviewFilter {
-	out := make([]views.ReviewFilter, 0, 3)
-	for _, f := range []struct{ id, label string }{{"open", "Open"}, {"resolved", resolvedLabel}, {"all", "All"}} {
-		href := path
-		if f.id != "open" {
-			href += "?status=" + f.id
-		}
-		out = append(out, views.ReviewFilter{ID: f.id, Label: f.label, Href: href, Current: f.id == current})
-	}
-	return out
-}
-
 // reviewItem reads the tenant and the item number of a review action's
 // URL. A principal who may not review that tenant's items gets the same
 // 404 as for an unknown item.
@@ -120,27 +98,43 @@ func (rv *review) renderQuarantine(c echo.Context, status int, form quarantineFo
 	rs := rv.store
 	ctx := c.Request().Context()
 	p := auth.FromContext(ctx)
-	which := reviewStatus(c)
-	items, err := rs.ListQuarantine(ctx, quarantineScope(p, which == "open"))
+	now := rv.clock(c)
+	q := quarQueryOf("/quarantine", c.QueryParams())
+	all, tenants := p.Tenants(auth.ReviewInbox)
+	v := views.QuarantinePage{
+		Layout:  rv.layout(c, "Quarantine", "quarantine"),
+		Filters: q.tabs("Resolved"), Status: q.Status, Ref: q.Ref, ReasonFilter: q.Reason,
+		Targets: targetOptions(rv.targets, q.Target), Tenants: tenantOptions(all, tenants, q.Tenant),
+		Ages: options(q.Age, queueAges),
+		Done: quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
+		Operation: form.operation, Reason: form.reason,
+	}
+	f, problem := q.filter(p, now)
+	if problem != "" {
+		v.FilterProblem = problem
+		v.ServedIn = servedIn(c)
+		return rv.render(c, status, views.Quarantine(v))
+	}
+	items, err := rs.ListQuarantine(ctx, f)
 	if err != nil {
 		return err
 	}
-	v := views.QuarantinePage{
-		Layout:  rv.layout(c, "Quarantine", "quarantine"),
-		Filters: reviewFilters("/quarantine", which, "Resolved"),
-		Done:    quarantineDone(c.QueryParam("done")), Problem: form.problem, ProblemItem: form.item,
-		Operation: form.operation, Reason: form.reason,
+	if q.Cursor != "" {
+		v.First = q.href("")
 	}
-	now := rv.clock(c)
-	for _, q := range visibleQuarantine(p, items) {
-		if which == "resolved" && q.ResolvedAt == nil {
-			continue
-		}
-		v.Rows = append(v.Rows, rv.quarantineRow(p, q, now))
+	if len(items) > reviewPageSize {
+		items = items[:reviewPageSize]
+		v.Next = q.href(strconv.FormatInt(items[len(items)-1].ID, 10))
+	}
+	for _, it := range visibleQuarantine(p, items) {
+		v.Rows = append(v.Rows, rv.quarantineRow(p, it, now))
 	}
 	if len(v.Rows) == 0 {
 		v.Empty = map[string]string{"open": "No quarantined event waits for review.",
-			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[which]
+			"resolved": "No quarantined event has been resolved yet.", "all": "No event has been quarantined."}[q.Status]
+		if q.filtered() {
+			v.Empty = "No quarantined event matches these filters."
+		}
 	}
 	v.ServedIn = servedIn(c)
 	return rv.render(c, status, views.Quarantine(v))

@@ -1,7 +1,9 @@
 package ledgertest
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ func RunReview(t *testing.T, h Harness) {
 	t.Run("LinkRefused", func(t *testing.T) { testLinkRefused(t, h) })
 	t.Run("Acknowledge", func(t *testing.T) { testAcknowledge(t, h) })
 	t.Run("ListFindings", func(t *testing.T) { testListFindings(t, h) })
+	t.Run("ListQuarantinePages", func(t *testing.T) { testListQuarantinePages(t, h) })
 }
 
 func reviewSetup(t *testing.T, h Harness) (*fixture, ledger.ReviewStore, ledger.InboxStore) {
@@ -217,7 +220,7 @@ func testListFindings(t *testing.T, h Harness) {
 	a, b := f.succeededOn("acme", "payments"), f.succeededOn("acme", "payments")
 	g := f.failedOn("globex", "payments")
 	for _, fd := range []ledger.Finding{
-		{Tenant: "acme", OperationID: a.ID, Kind: ledger.FindingDuplicate},
+		{Tenant: "acme", OperationID: a.ID, Kind: ledger.FindingDuplicate, RemoteIDs: []string{"ch_first", "ch_Second"}},
 		{Tenant: "acme", OperationID: b.ID, Kind: ledger.FindingLoss},
 		{Tenant: "globex", OperationID: g.ID, Kind: ledger.FindingPhantom},
 	} {
@@ -265,4 +268,42 @@ func testListFindings(t *testing.T, h Harness) {
 	}
 	_, err := rs.ListFindings(f.ctx, ledger.FindingFilter{AllTenants: true, OperationID: a.ID})
 	wantCode(t, err, ledger.EInvalid)
+
+	// Pages by keyset, searches and filters in the store.
+	all := ledger.FindingFilter{AllTenants: true}
+	page := func(ff ledger.FindingFilter) []int64 {
+		t.Helper()
+		fs, err := rs.ListFindings(f.ctx, ff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []int64{}
+		for _, fd := range fs {
+			ids = append(ids, fd.ID)
+		}
+		return ids
+	}
+	every := page(all)
+	first := all
+	first.Limit = 2
+	next := all
+	next.After = every[1]
+	for name, c := range map[string]struct {
+		f    ledger.FindingFilter
+		want []int64
+	}{
+		"FirstPage":       {first, every[:2]},
+		"NextPage":        {next, every[2:]},
+		"Resolved":        {ledger.FindingFilter{AllTenants: true, Resolved: true}, every[2:]},
+		"Kind":            {ledger.FindingFilter{AllTenants: true, Kind: ledger.FindingPhantom}, every[:1]},
+		"Target":          {ledger.FindingFilter{AllTenants: true, Target: "other"}, []int64{}},
+		"ObjectID":        {ledger.FindingFilter{AllTenants: true, Ref: " ch_Second "}, every[2:]},
+		"OperationID":     {ledger.FindingFilter{AllTenants: true, Ref: strings.ToUpper(b.ID)}, every[1:2]},
+		"OperationPrefix": {ledger.FindingFilter{AllTenants: true, Ref: g.ID[:10]}, every[:1]},
+		"Age":             {ledger.FindingFilter{AllTenants: true, Before: new(f.clk.Now())}, []int64{}},
+	} {
+		if got := page(c.f); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
+	}
 }

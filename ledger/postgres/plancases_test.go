@@ -604,6 +604,11 @@ var planCases = []planCase{
 		_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"tenant-1", "tenant-2"}})
 		return err
 	}},
+	{name: "ListQuarantine/Page", want: []string{"quarantine_scope|quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Tenants: []string{"tenant-1"}, After: f.qid + 1, Limit: 51,
+			Ref: "evt-plan"})
+		return err
+	}},
 	{name: "ResolveQuarantine", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.ResolveQuarantine(ctx, "", f.qid, "ignored")
 	}},

@@ -64,11 +64,20 @@ func (s *Store) ListFindings(ctx context.Context, f ledger.FindingFilter) ([]led
 	if tenants == nil {
 		tenants = []string{}
 	}
+	ref, opPrefix := ledger.SearchRef(f.Ref)
 	rows, err := s.pool.Query(ctx, `SELECT `+findingCols+` FROM audit_findings
 		WHERE ($1 OR tenant_id = ANY($2::text[]))
 			AND ($3 = '' OR operation_id = nullif($3, '')::uuid)
 			AND (NOT $4 OR (acknowledged_at IS NULL AND resolved_at IS NULL))
-		ORDER BY finding_id DESC LIMIT $5`, f.AllTenants, tenants, f.OperationID, f.Open, ledger.MaxFindingList)
+			AND (NOT $6 OR acknowledged_at IS NOT NULL OR resolved_at IS NOT NULL)
+			AND ($7::text = '' OR target = $7)
+			AND ($8::text = '' OR kind = $8)
+			AND ($9::text = '' OR operation_id::text = lower($9) OR remote_ids::jsonb ? $9
+				OR ($10::text <> '' AND operation_id::text LIKE $10::text || '%'))
+			AND ($11::timestamptz IS NULL OR found_at < $11)
+			AND ($12::bigint = 0 OR finding_id < $12)
+		ORDER BY finding_id DESC LIMIT $5`, f.AllTenants, tenants, f.OperationID, f.Open, f.LimitArg(),
+		f.Resolved, f.Target, string(f.Kind), ref, opPrefix, f.Before, f.After)
 	if err != nil {
 		return nil, fmt.Errorf("list findings: %w", err)
 	}

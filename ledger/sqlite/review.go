@@ -70,11 +70,25 @@ func (s *Store) ListFindings(ctx context.Context, f ledger.FindingFilter) ([]led
 	if err != nil {
 		return nil, fmt.Errorf("list findings: %w", err)
 	}
+	ref, opPrefix := ledger.SearchRef(f.Ref)
+	var before any
+	if f.Before != nil {
+		before = micros(*f.Before)
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT `+findingCols+` FROM audit_findings
 		WHERE (?1 OR tenant_id IN (SELECT value FROM json_each(?2)))
 			AND (?3 = '' OR operation_id = ?3)
 			AND (NOT ?4 OR (acknowledged_at IS NULL AND resolved_at IS NULL))
-		ORDER BY finding_id DESC LIMIT ?5`, f.AllTenants, string(list), f.OperationID, f.Open, ledger.MaxFindingList)
+			AND (NOT ?6 OR acknowledged_at IS NOT NULL OR resolved_at IS NOT NULL)
+			AND (?7 = '' OR target = ?7)
+			AND (?8 = '' OR kind = ?8)
+			AND (?9 = '' OR operation_id = lower(?9)
+				OR EXISTS (SELECT 1 FROM json_each(remote_ids) WHERE value = ?9)
+				OR (?10 <> '' AND substr(operation_id, 1, length(?10)) = ?10))
+			AND (?11 IS NULL OR found_at < ?11)
+			AND (?12 = 0 OR finding_id < ?12)
+		ORDER BY finding_id DESC LIMIT ?5`, f.AllTenants, string(list), f.OperationID, f.Open, f.LimitArg(),
+		f.Resolved, f.Target, string(f.Kind), ref, opPrefix, before, f.After)
 	if err != nil {
 		return nil, fmt.Errorf("list findings: %w", err)
 	}
