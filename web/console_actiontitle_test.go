@@ -57,6 +57,11 @@ func TestActionWords_Proposal(t *testing.T) {
 			t.Errorf("%s by %q, lines %q", c.a.Kind, v.By, v.Lines)
 		}
 	}
+	if v := actionEvent(ledger.Action{Kind: ledger.ActionApprove, Object: "3", At: now,
+		Reason: "approved; confirmed having weighed the contrary evidence"}, props, now); v.Title != "Approved: confirm succeeded with ch_42 (proposal 3)" ||
+		len(v.Lines) != 1 || v.Lines[0] != "The approver confirmed having weighed the contrary evidence." {
+		t.Errorf("approval despite evidence: %q %q", v.Title, v.Lines)
+	}
 	if v := actionEvent(ledger.Action{Kind: ledger.ActionReject, Object: "4", Reason: "the charge exists", At: now}, props, now); len(v.Lines) == 0 || v.Lines[0] != "Reason: the charge exists." {
 		t.Errorf("rejection lines %q", v.Lines)
 	}

@@ -100,7 +100,7 @@ func actionWords(a ledger.Action, props map[string]ledger.Resolution) string {
 	verb := map[ledger.ActionKind]string{ledger.ActionPropose: "Proposed", ledger.ActionReject: "Rejected", ledger.ActionApprove: "Approved"}[a.Kind]
 	switch {
 	case a.Kind == ledger.ActionApprove && strings.HasPrefix(a.Reason, "supersedes "):
-	case a.Kind == ledger.ActionApprove && a.Reason != ledger.DecisionApproved:
+	case a.Kind == ledger.ActionApprove && !approvedReason(a.Reason):
 		verb = "Too late to approve (the proposal is void)"
 	}
 	what := "a manual resolution"
@@ -108,6 +108,12 @@ func actionWords(a ledger.Action, props map[string]ledger.Resolution) string {
 		what = proposalWords(r)
 	}
 	return verb + ": " + what + " (proposal " + ledger.PlainText(a.Object, 40) + ")"
+}
+
+// approvedReason tells an approval that applied its proposal: "approved",
+// maybe followed by what the approver confirmed.
+func approvedReason(r string) bool {
+	return r == ledger.DecisionApproved || strings.HasPrefix(r, ledger.DecisionApproved+"; ")
 }
 
 // proposalWords says what r asks for, in a sentence's middle.
@@ -138,7 +144,13 @@ func personName(name, role string) string {
 func actionEvent(a ledger.Action, props map[string]ledger.Resolution, now time.Time) views.Event {
 	v := views.Event{Kind: "action", Title: actionWords(a, props), When: timeView(&a.At, now, ""),
 		By: personName(a.Name, a.Role)}
-	if a.Reason != "" && !(a.Kind == ledger.ActionApprove && a.Reason == ledger.DecisionApproved) {
+	switch {
+	case a.Kind == ledger.ActionApprove && approvedReason(a.Reason):
+		// What the approver confirmed explicitly, recorded after "approved; ".
+		for _, n := range strings.Split(a.Reason, "; ")[1:] {
+			v.Lines = append(v.Lines, "The approver "+ledger.PlainText(n, 300)+".")
+		}
+	case a.Reason != "":
 		v.Lines = append(v.Lines, "Reason: "+ledger.PlainText(a.Reason, 500)+".")
 	}
 	if r, ok := props[a.Object]; ok && a.Kind == ledger.ActionPropose && r.Reason != "" && r.Reason != a.Reason {
