@@ -45,6 +45,16 @@ const (
 	ActionEscalationNoticeRetry ActionKind = "escalation_notice.retry"
 )
 
+// ActionKinds lists every kind of human action settle records, for the
+// words that name them (a test holds every page's words to this list).
+var ActionKinds = []ActionKind{
+	ActionPropose, ActionApprove, ActionReject,
+	ActionQuarantineResolve, ActionQuarantineLink, ActionFindingAcknowledge,
+	ActionTenantCreate, ActionTokenCreate, ActionTokenRevoke,
+	ActionCallbackSet, ActionCallbackRemove, ActionCallbackRetry, ActionEscalationNoticeRetry,
+	ActionTenantParamSet, ActionTenantParamUnset,
+}
+
 // maxActionReason bounds an Action's Reason, in bytes.
 const maxActionReason = 500
 

@@ -139,6 +139,9 @@ func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, re
 	}
 	r.Decision, r.DecisionWhy = DecisionApproved, ""
 	reason := "approved"
+	if note := approvalNote(ctx); note != "" {
+		reason += "; " + note
+	}
 	if !ok {
 		r.Decision, r.DecisionWhy = DecisionStale, "the operation changed after the proposal"
 		reason = "stale: " + r.DecisionWhy
@@ -205,4 +208,19 @@ func RejectIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, why
 		return err
 	}
 	return tx.RecordAction(ctx, a)
+}
+
+type approvalNoteKey struct{}
+
+// WithApprovalNote carries what an approver confirmed explicitly (that
+// they weighed contrary evidence, that they checked an object id at the
+// target), to be recorded with the approval's action: its reason reads
+// "approved; " and the note. Payload-free words only.
+func WithApprovalNote(ctx context.Context, note string) context.Context {
+	return context.WithValue(ctx, approvalNoteKey{}, note)
+}
+
+func approvalNote(ctx context.Context) string {
+	n, _ := ctx.Value(approvalNoteKey{}).(string)
+	return n
 }

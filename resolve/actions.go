@@ -175,14 +175,23 @@ func (s *Service) Approve(ctx context.Context, sc Scope, tenant string, id int64
 		return Decision{}, err
 	}
 	ct := s.Contract(op.Target)
-	if w := Warnings(evidenceOf(events, quarantined), r.Kind, r.RemoteRef); len(w) > 0 && !a.DespiteEvidence {
-		return Decision{}, refuse(FieldDespiteEvidence, "The evidence settle holds contradicts this proposal: "+strings.Join(w, " ")+
-			" Confirm that you have weighed it, or reject the proposal.")
+	var notes []string
+	if w := Warnings(evidenceOf(events, quarantined), r.Kind, r.RemoteRef); len(w) > 0 {
+		if !a.DespiteEvidence {
+			return Decision{}, refuse(FieldDespiteEvidence, "The evidence settle holds contradicts this proposal: "+strings.Join(w, " ")+
+				" Confirm that you have weighed it, or reject the proposal.")
+		}
+		notes = append(notes, "confirmed having weighed the contrary evidence")
 	}
-	if why := Unverifiable(ct, op.Target); r.Kind == ledger.KindConfirmSucceeded && why != "" && !a.CheckedAtTarget {
-		return Decision{}, refuse(FieldCheckedAtTarget, "Confirm that you checked object "+ledger.PlainText(r.RemoteRef, 300)+
-			" at "+op.Target+" yourself: "+why)
+	if why := Unverifiable(ct, op.Target); r.Kind == ledger.KindConfirmSucceeded && why != "" {
+		if !a.CheckedAtTarget {
+			return Decision{}, refuse(FieldCheckedAtTarget, "Confirm that you checked object "+ledger.PlainText(r.RemoteRef, 300)+
+				" at "+op.Target+" yourself: "+why)
+		}
+		notes = append(notes, "confirmed having checked object "+ledger.PlainText(r.RemoteRef, 200)+" at "+op.Target+" themselves")
 	}
+	// The audit keeps what the approver confirmed, with the approval.
+	ctx = ledger.WithApprovalNote(ctx, strings.Join(notes, "; "))
 	if r.Kind != ledger.KindSupersede {
 		done, err := s.store.Approve(ctx, r.Tenant, r.ID)
 		return Decision{Operation: done}, err

@@ -182,7 +182,9 @@ type AdminTenantPage struct {
 	RemoveCallback string        // form action
 	RetryCallbacks string        // form action: send the given-up notifications again
 	CallbackURL    string        // the value a refused form keeps
-	Problem        string        // why the last change was refused
+	// CallbackProblem is why the URL was refused, beside the field.
+	CallbackProblem string
+	Problem         string // why the last change was refused
 	// ShowParams is false when the store keeps no request parameters.
 	ShowParams bool
 	Params     []ParamRow

@@ -339,7 +339,8 @@ func (ad *admin) setCallback(c echo.Context) error {
 		if verr != nil {
 			return verr
 		}
-		v.Problem, v.CallbackURL = ledger.ErrorMessage(err), raw
+		v.Problem, v.CallbackURL = ledger.ErrorMessage(err), kept(raw, 2048)
+		v.CallbackProblem = v.Problem
 		return ad.render(c, http.StatusUnprocessableEntity, views.AdminTenant(v))
 	}
 	secret, err := ledger.NewCallbackSecret()

@@ -212,7 +212,7 @@ func approverAnswer(k resolve.Case) views.Answer {
 		Answer: "Another owner of " + op.Target + " in tenant " + op.Tenant + ": never the person who proposes."}
 	if k.Open != nil {
 		a.Answer = "Any owner of " + op.Target + " in tenant " + op.Tenant + " except " +
-			ledger.PlainText(strings.TrimSpace(k.Approver.ProposedByName+" ("+k.Approver.ProposedBy+")"), 300) + ", who proposed it."
+			personName(k.Approver.ProposedByName, "") + ", who proposed it."
 	}
 	if k.Approver.Team != "" {
 		a.Lines = []string{"The owning team: " + k.Approver.Team + ", escalation contact " + k.Approver.Contact + "."}

@@ -90,7 +90,7 @@ func TestConsole_EscalationBrowser(t *testing.T) {
 		t.Fatalf("story: %d", st)
 	}
 	timeline := b.TextByTestID("timeline")
-	for _, want := range []string{"Proposed a manual resolution", "Ada Owner (owner)", "Approved the proposal", "Ben Owner (owner)"} {
+	for _, want := range []string{"Proposed: confirm succeeded with ch_4242", "Ada Owner (owner)", "Approved: confirm succeeded with ch_4242", "Ben Owner (owner)"} {
 		if !strings.Contains(timeline, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, timeline)
 		}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -238,7 +237,7 @@ func proposalView(r ledger.Resolution, op ledger.Operation, p *auth.Principal, n
 	mine := r.ProposedBy == p.Subject
 	return views.ProposalView{
 		ID: strconv.FormatInt(r.ID, 10), Kind: string(r.Kind), What: what, Reason: ledger.PlainText(r.Reason, 500),
-		ProposedBy: ledger.PlainText(cmp.Or(r.ProposedByName, r.ProposedBy), 200), ProposedAt: timeView(&r.ProposedAt, now, ""),
+		ProposedBy: personName(r.ProposedByName, ""), ProposedAt: timeView(&r.ProposedAt, now, ""),
 		Tenant: op.Tenant, Target: op.Target, Intent: ledger.PlainText(op.IntentRef, 300),
 		Href: escalationHref(op.Tenant, op.ID), Action: escalationHref(op.Tenant, op.ID),
 		Mine: mine, Decide: !mine && p.Can(auth.Resolve, op.Tenant, op.Target),

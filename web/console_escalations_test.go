@@ -113,8 +113,9 @@ func TestConsole_EscalationTwoOwners(t *testing.T) {
 		}
 		story := c.as("support").get(c.opPath(op))
 		body := string(story.body)
-		for _, want := range []string{"Proposed a manual resolution", "Olu Owner (owner)", "Approved the proposal",
-			"Bea Owner (owner)", "the provider&#39;s dashboard shows ch_77", "Request id: "} {
+		for _, want := range []string{"Proposed: confirm succeeded with ch_77", "Olu Owner (owner)", "Approved: confirm succeeded with ch_77",
+			"Bea Owner (owner)", "the provider&#39;s dashboard shows ch_77", "Request id: ",
+			"The approver confirmed having checked object ch_77 at "} {
 			if !strings.Contains(body, want) {
 				t.Fatalf("the timeline lacks %q: %s", want, body)
 			}

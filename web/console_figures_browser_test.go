@@ -136,6 +136,26 @@ func TestConsole_FiguresBrowser(t *testing.T) {
 	if n := b.Count(`form[method="post"]:not([action="/logout"])`); n != 0 {
 		t.Fatalf("a manager is offered %d write forms", n)
 	}
+	// At 1280 px the cross-tenant overview fits without sideways scroll,
+	// and a 90-day chart's date labels and values do not run together.
+	b.Viewport(1280, 900)
+	if st := b.Navigate(base + "/figures?window=90d"); st != http.StatusOK || b.ScrollsSideways() {
+		t.Fatalf("the 90-day overview at 1280 px: %d, scrolls sideways %v", st, b.ScrollsSideways())
+	}
+	check("figures-overview-1280")
+	if st := b.Navigate(base + "/figures?tenant=acme&window=90d"); st != http.StatusOK || b.ScrollsSideways() {
+		t.Fatalf("90 days of acme at 1280 px: %d, scrolls sideways %v", st, b.ScrollsSideways())
+	}
+	if n := b.Count(`[data-testid="axis-date"]`); n < 2*4 {
+		t.Fatalf("%d date labels on the 90-day charts", n)
+	}
+	if n := b.Overlaps(`[data-testid="axis-date"]`); n != 0 {
+		t.Fatalf("%d pairs of date labels overlap on the 90-day charts", n)
+	}
+	if n := b.Overlaps(`[data-testid="bar-value"]`); n != 0 {
+		t.Fatalf("%d pairs of bar values overlap on the 90-day charts", n)
+	}
+	check("figures-90-days-1280")
 }
 
 // globexUnknown gives globex one operation in UNKNOWN, so that the

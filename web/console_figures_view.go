@@ -27,8 +27,24 @@ func windowDays(since time.Time, days int) []string {
 	return out
 }
 
+// tickEvery is the date axis's step in days: a label every seventh day up
+// to a month, every fourteenth beyond, so that no two labels of a 90-day
+// chart overlap (a label is about 35 units wide; 14 days are 93).
+func tickEvery(days int) int {
+	if days > 31 {
+		return 14
+	}
+	return 7
+}
+
+// minValueSlot is the narrowest bar slot, in chart units, that has room
+// for its value above it; narrower bars (more than a month of days) show
+// only the highest value, the table beside the chart every one.
+const minValueSlot = 18
+
 // barChart draws one bar per day with its value above it (none for an
-// empty day) and a date axis: the first and last day and every seventh
+// empty day; only the highest when the bars are too narrow to carry one
+// each) and a date axis: the first and last day and every tickEvery
 // between them. values are what the bars measure, texts how each is said.
 func barChart(id, title string, days []string, values []float64, texts []string, total string) views.BarChart {
 	most, at := 0.0, -1
@@ -56,11 +72,11 @@ func barChart(id, title string, days []string, values []float64, texts []string,
 		b := views.Bar{X: figF(float64(i)*slot + slot*0.1), Y: figF(float64(chartBase) - h),
 			W: figF(slot * 0.8), H: figF(h), Label: d + ": " + texts[i],
 			TextX: figF(float64(i)*slot + slot/2), TextY: figF(float64(chartBase) - h - 3)}
-		if values[i] > 0 {
+		if values[i] > 0 && (slot >= minValueSlot || i == at) {
 			b.Value = texts[i]
 		}
 		c.Bars = append(c.Bars, b)
-		if i == 0 || i == len(days)-1 || (i%7 == 0 && len(days)-1-i >= 4) {
+		if step := tickEvery(len(days)); i == 0 || i == len(days)-1 || (i%step == 0 && len(days)-1-i >= step/2+1) {
 			anchor := "middle"
 			switch {
 			case i == 0:

@@ -40,11 +40,11 @@ func (o *operationPages) operationPage(c echo.Context) error {
 	if m, tone, ok := findingsMeaning(findings, op, ownerOf(o.targets, op.Target)); ok {
 		v.Meaning, v.Tone = m, tone
 	}
-	acts, err := o.operationActions(ctx, op)
+	acts, props, err := o.operationActions(ctx, op)
 	if err != nil {
 		return err
 	}
-	v.Events = collapseRepeats(mergeActions(v.Events, events, acts, o.clock(c)))
+	v.Events = collapseRepeats(mergeActions(v.Events, events, acts, props, o.clock(c)))
 	// The owner deciding it needs the decision page, one click away.
 	if ledger.AwaitsPerson(op, o.clock(c)) && p.Can(auth.Resolve, tenant, op.Target) {
 		v.EscalationHref = "/escalations/" + url.PathEscape(tenant) + "/" + url.PathEscape(op.ID)

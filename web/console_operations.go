@@ -27,6 +27,7 @@ type operationPages struct {
 		Search(ctx context.Context, f ledger.SearchFilter) ([]ledger.Operation, error)
 		ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error)
 		Actions(ctx context.Context, f ledger.ActionFilter) ([]ledger.Action, error)
+		Resolutions(ctx context.Context, tenant string, open bool) ([]ledger.Resolution, error)
 	}
 	targets Targets // names each operation's owning team; lists the target filter
 }

@@ -13,6 +13,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -193,6 +194,26 @@ func (b *Browser) ScrollsSideways() bool {
 		b.t.Fatalf("browsertest: page width: %v", err)
 	}
 	return wide
+}
+
+// Overlaps counts the pairs of elements matching selector whose boxes,
+// as drawn, overlap: date labels of a chart that run into each other.
+func (b *Browser) Overlaps(selector string) int {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	sel, _ := json.Marshal(selector)
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(() => {
+		const r = [...document.querySelectorAll(`+string(sel)+`)].map(e => e.getBoundingClientRect());
+		let n = 0;
+		for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++)
+			if (r[i].left < r[j].right && r[j].left < r[i].right && r[i].top < r[j].bottom && r[j].top < r[i].bottom) n++;
+		return n;
+	})()`))
+	if err != nil {
+		b.t.Fatalf("browsertest: overlaps of %s: %v", selector, err)
+	}
+	return n
 }
 
 // Navigate opens url and returns the HTTP status of the page.
