@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -97,6 +99,9 @@ type CallbackStore interface {
 	// Notifications returns the notifications of one operation, oldest
 	// first, for the operation's timeline and for tests.
 	Notifications(ctx context.Context, tenant, operationID string) ([]Notification, error)
+	// CallbackDelivery returns how the tenant's endpoint has been
+	// answering; ENotFound when it has none.
+	CallbackDelivery(ctx context.Context, tenant string) (CallbackDelivery, error)
 }
 
 // CallbackState reports whether reaching s notifies the tenant's callback:
@@ -208,4 +213,64 @@ func CallbackActionURL(raw string) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// CallbackDelivery is how a tenant's endpoint has been answering, for its
+// administrators: the last attempt, the last success and the failed
+// attempts since, and what waits to be delivered. Setting an endpoint
+// starts it afresh.
+type CallbackDelivery struct {
+	LastAttemptAt        *time.Time // nil: never tried since the endpoint was set
+	LastStatus           int        // HTTP status of the last attempt; 0 when none came back
+	LastError            string     // short, payload-free reason the last attempt failed; "" when it succeeded
+	LastSuccessAt        *time.Time
+	FailuresSinceSuccess int // failed attempts since LastSuccessAt (or since the endpoint was set)
+	// Pending counts the notifications waiting for delivery (not given
+	// up), up to MaxPendingCounted.
+	Pending int
+}
+
+// LastAnswer says how the endpoint answered the last attempt:
+// "answered 204: delivered", "answered 503: not delivered", "no answer
+// (…)"; "" before any attempt. The console and the CLI say it so.
+func (d CallbackDelivery) LastAnswer() string {
+	switch {
+	case d.LastAttemptAt == nil:
+		return ""
+	case d.LastError == "":
+		return "answered " + strconv.Itoa(d.LastStatus) + ": delivered"
+	case d.LastStatus == 0:
+		return "no answer (" + PlainText(d.LastError, MaxCallbackError) + ")"
+	}
+	return "answered " + strconv.Itoa(d.LastStatus) + ": not delivered"
+}
+
+// MaxPendingCounted bounds CallbackDelivery.Pending: an endpoint down for
+// long may have a large backlog, and its exact size is not worth a scan.
+const MaxPendingCounted = 10000
+
+// CallbackDelivery returns the tenant's delivery status; ENotFound when it
+// has no endpoint.
+func (l *Ledger) CallbackDelivery(ctx context.Context, tenant string) (CallbackDelivery, error) {
+	d, found, err := l.d.CallbackDeliveryGet(ctx, tenant, MaxPendingCounted)
+	if err != nil {
+		return d, fmt.Errorf("callback delivery status: %w", err)
+	}
+	if !found {
+		return d, Errorf(ENotFound, "no callback configured for tenant %s", tenant)
+	}
+	return d, nil
+}
+
+// NoteCallbackAttempt records an attempt of a client notification, already
+// marked delivered, failed or given up in the outbox, in its tenant's
+// delivery status. The outbox row is the truth about the notification; the
+// status is what the admin reads, written right after it (a crash between
+// the two leaves the status one attempt behind, until the next).
+func (l *Ledger) NoteCallbackAttempt(ctx context.Context, a CallbackAttempt) error {
+	a.At = a.At.UTC().Truncate(time.Microsecond)
+	if err := l.d.CallbackAttemptRecord(ctx, a); err != nil {
+		return fmt.Errorf("note callback attempt: %w", err)
+	}
+	return nil
 }

@@ -19,6 +19,29 @@ type Driver interface {
 	LeaderDriver
 	DrillDriver
 	SessionDriver
+	CallbackDriver
+}
+
+// CallbackDriver is the SQL of a tenant's callback delivery status.
+type CallbackDriver interface {
+	// CallbackAttemptRecord records an attempt of notification p.ID in its
+	// tenant's delivery status, unless a later attempt is recorded there.
+	CallbackAttemptRecord(ctx context.Context, p CallbackAttempt) error
+	// CallbackDeliveryGet reads the tenant's delivery status, counting
+	// pending notifications up to maxPending; found is false when the
+	// tenant has no endpoint.
+	CallbackDeliveryGet(ctx context.Context, tenant string, maxPending int) (d CallbackDelivery, found bool, err error)
+}
+
+// CallbackAttempt is one delivery attempt of notification ID: when, the
+// HTTP status that came back (0: none), and the reason it failed ("" when
+// OK).
+type CallbackAttempt struct {
+	ID     int64
+	At     time.Time
+	Status int
+	Error  string
+	OK     bool
 }
 
 // ErrDuplicateKey is what a driver returns when an insert would repeat a

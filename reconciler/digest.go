@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"settle/deliver"
 	"settle/ledger"
 	"settle/target"
 )
@@ -57,7 +59,7 @@ func (d *Digest) init() {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	d.client = noRedirects(d.Client)
+	d.client = deliver.NoRedirects(d.Client)
 }
 
 // Run sends the digests that are due at every tick until ctx is cancelled.
@@ -174,7 +176,8 @@ func (d *Digest) sendTeam(ctx context.Context, team string, targets []*target.Co
 	if n.Format == target.NotifySlack {
 		body = m.slack()
 	}
-	status, err := signedPost(ctx, d.client, "settle-escalations/1", n.URL, d.secret(targets[0].Name), digestID(now), now, body)
+	status, err := deliver.Post(ctx, d.client, deliver.Message{Agent: "settle-escalations/1", URL: n.URL,
+		Secret: d.secret(targets[0].Name), EventID: strconv.FormatInt(digestID(now), 10), Now: now, Body: body})
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,9 @@
 package reconciler
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"settle/deliver"
 	"settle/ledger"
 	"settle/target"
 )
@@ -85,23 +83,12 @@ func (n *EscalationNotifier) init() {
 	if n.Now == nil {
 		n.Now = time.Now
 	}
-	n.client = noRedirects(n.Client)
+	n.client = deliver.NoRedirects(n.Client)
 	n.gaveUp = prometheus.NewCounter(prometheus.CounterOpts{Name: "settle_escalation_notices_given_up_total",
 		Help: "Escalation notices to owning teams given up after the bound on attempts."})
 	if n.Metrics != nil {
 		n.Metrics.MustRegister(n.gaveUp)
 	}
-}
-
-// noRedirects copies c (nil: a 10s timeout) so that it never follows a
-// redirect: the configured URL is the only place a signed body goes.
-func noRedirects(c *http.Client) *http.Client {
-	out := http.Client{Timeout: 10 * time.Second}
-	if c != nil {
-		out = *c
-	}
-	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &out
 }
 
 // Run delivers notices until ctx is cancelled, one at a time: escalations
@@ -195,7 +182,8 @@ func (n *EscalationNotifier) post(ctx context.Context, nt ledger.Notification) (
 	if c.Owner.Notify.Format == target.NotifySlack {
 		body = f.slack()
 	}
-	return signedPost(ctx, n.client, "settle-escalations/1", c.Owner.Notify.URL, n.secret(op.Target), nt.ID, now, body)
+	return deliver.Post(ctx, n.client, deliver.Message{Agent: "settle-escalations/1", URL: c.Owner.Notify.URL,
+		Secret: n.secret(op.Target), EventID: strconv.FormatInt(nt.ID, 10), Now: now, Body: body})
 }
 
 func (n *EscalationNotifier) secret(target string) []byte {
@@ -210,43 +198,6 @@ func (n *EscalationNotifier) consoleLink(op ledger.Operation) string {
 		return ""
 	}
 	return strings.TrimRight(n.ConsoleURL, "/") + "/escalations/" + url.PathEscape(op.Tenant) + "/" + url.PathEscape(op.ID)
-}
-
-// signedPost POSTs body as JSON to rawURL as agent, signed with secret and
-// carrying id as its event id; the status is returned, and err is nil only
-// for a 2xx. It refuses to send unsigned. Errors never quote the URL, which
-// may carry a token. Client callbacks, escalation notices and digests all
-// go out through it.
-func signedPost(ctx context.Context, client *http.Client, agent, rawURL string, secret []byte, id int64, now time.Time, body any) (int, error) {
-	if len(secret) == 0 {
-		return 0, errors.New("no signing secret loaded")
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, fmt.Errorf("encode: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(b))
-	if err != nil {
-		return 0, errors.New("the endpoint URL is not usable")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", agent)
-	req.Header.Set(CallbackEventIDHeader, strconv.FormatInt(id, 10))
-	req.Header.Set(CallbackSignatureHeader, target.Sign(secret, now, b))
-	resp, err := client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return 0, fmt.Errorf("no answer: %w", err)
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, fmt.Errorf("endpoint answered %d", resp.StatusCode)
-	}
-	return resp.StatusCode, nil
 }
 
 // EscalationFacts is what a notice says about one escalation: never the

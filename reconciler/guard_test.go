@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"settle/deliver"
 	"settle/ledger"
 )
 
@@ -19,7 +20,7 @@ func TestGuardedTransport_ChecksResolvedAddress(t *testing.T) {
 	defer srv.Close()
 	byName := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	get := func(p ledger.CallbackPolicy) error {
-		c := http.Client{Transport: guardedTransport(nil, p)}
+		c := http.Client{Transport: deliver.Transport(nil, p)}
 		resp, err := c.Get(byName)
 		if err == nil {
 			resp.Body.Close()

@@ -5,20 +5,22 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"settle/deliver"
 	"settle/ledger"
 )
 
 // Callback request headers. The signature is target.Sign's scheme, the one
 // settle also verifies on inbound webhooks.
 const (
-	CallbackSignatureHeader = "Settle-Signature"
-	CallbackEventIDHeader   = "Settle-Event-Id" // the notification id; the same on every retry
+	CallbackSignatureHeader = deliver.SignatureHeader
+	CallbackEventIDHeader   = deliver.EventIDHeader // the notification id; the same on every retry
 )
 
 // CallbackEvent is the "event" of every callback body.
@@ -88,13 +90,7 @@ func (n *Notifier) init() {
 	if n.Now == nil {
 		n.Now = time.Now
 	}
-	c := http.Client{Timeout: 10 * time.Second}
-	if n.Client != nil {
-		c = *n.Client
-	}
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c.Transport = guardedTransport(c.Transport, n.Policy)
-	n.client = &c
+	n.client = deliver.Guarded(n.Client, n.Policy)
 	var labels []string
 	if n.TenantLabels {
 		labels = []string{"tenant"}
@@ -271,7 +267,8 @@ func (n *Notifier) post(ctx context.Context, nt ledger.Notification) (int, error
 		return 0, fmt.Errorf("refused by the callback policy: %s", ledger.ErrorMessage(err))
 	}
 	now := n.Now()
-	return signedPost(ctx, n.client, "settle-callbacks/1", cb.URL, cb.Secret, nt.ID, now, n.message(nt, op, now))
+	return deliver.Post(ctx, n.client, deliver.Message{Agent: "settle-callbacks/1", URL: cb.URL, Secret: cb.Secret,
+		EventID: strconv.FormatInt(nt.ID, 10), Now: now, Body: n.message(nt, op, now)})
 }
 
 // callbackMessage is the JSON body of a callback. It carries what the

@@ -133,6 +133,17 @@ type CallbackView struct {
 	// GivenUpRows are the latest of them.
 	GivenUp     int
 	GivenUpRows []GivenUpRow
+	Delivery    DeliveryView
+}
+
+// DeliveryView is how a tenant's endpoint has been answering.
+type DeliveryView struct {
+	LastAttempt Time
+	LastAnswer  string // "answered 204: delivered", "no answer (…)"; "" before any attempt
+	Failing     bool   // the last attempt failed
+	LastSuccess Time
+	Failures    string // "3 failed attempts since the last success"; "" when none
+	Pending     string // "12 waiting to be delivered", "none"
 }
 
 // GivenUpRow is one given-up notification: what it announced and why it
@@ -181,6 +192,10 @@ type AdminTenantPage struct {
 	SetCallback    string        // form action
 	RemoveCallback string        // form action
 	RetryCallbacks string        // form action: send the given-up notifications again
+	TestCallback   string        // form action: send one signed test message now
+	// TestResult / TestProblem say how the endpoint answered a test
+	// delivery, on the response to it.
+	TestResult, TestProblem string
 	CallbackURL    string        // the value a refused form keeps
 	// CallbackProblem is why the URL was refused, beside the field.
 	CallbackProblem string

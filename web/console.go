@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"settle/auth"
+	"settle/deliver"
 	"settle/ledger"
 	"settle/resolve"
 	"settle/target"
@@ -94,7 +95,8 @@ func newFeatures(pg pages, cfg Config) features {
 		figures: &figures{pages: pg, store: cfg.Store},
 		targets: &targetPages{pages: pg, contracts: cfg.Contracts, names: cfg.Targets, drills: cfg.Store,
 			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
-		admin: &admin{pages: pg, store: cfg.Store, callbackPolicy: cfg.CallbackPolicy},
+		admin: &admin{pages: pg, store: cfg.Store, callbackPolicy: cfg.CallbackPolicy,
+			callbackClient: deliver.Guarded(&http.Client{Timeout: callbackTestTimeout}, cfg.CallbackPolicy)},
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"settle/auth"
+	"settle/deliver"
 	"settle/ledger"
 	"settle/views"
 )
@@ -33,11 +35,16 @@ type admin struct {
 		RemoveCallback(ctx context.Context, tenant string) error
 		GivenUpNotifications(ctx context.Context, tenant string, limit int) (ledger.GivenUp, error)
 		RetryGivenUp(ctx context.Context, tenant string, now time.Time) (int, error)
+		CallbackDelivery(ctx context.Context, tenant string) (ledger.CallbackDelivery, error)
 		ListTenantParams(ctx context.Context, tenant string) ([]ledger.TenantParam, error)
 		Actions(ctx context.Context, f ledger.ActionFilter) ([]ledger.Action, error)
 	}
 	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
+	callbackClient *http.Client          // sends test deliveries, guarded by callbackPolicy
 }
+
+// callbackTestTimeout bounds a test delivery: the admin waits for it.
+const callbackTestTimeout = 10 * time.Second
 
 func (ad *admin) routes() []ConsoleRoute {
 	return []ConsoleRoute{
@@ -62,6 +69,8 @@ func (ad *admin) routes() []ConsoleRoute {
 			handle: ad.removeCallback},
 		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/retry", Permission: auth.ManageHooks, Tenanted: true,
 			handle: ad.retryCallbacks},
+		{Method: http.MethodPost, Path: "/admin/tenants/:tenant/callback/test", Permission: auth.ManageHooks, Tenanted: true,
+			handle: ad.testCallback},
 	}
 }
 
@@ -165,7 +174,7 @@ func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 	v := views.AdminTenantPage{Tenant: tenant, CreateToken: base + "/tokens", Back: "/admin",
 		Callbacks:   p.Can(auth.ManageHooks, tenant, ""),
 		SetCallback: base + "/callback", RemoveCallback: base + "/callback/remove",
-		RetryCallbacks: base + "/callback/retry"}
+		RetryCallbacks: base + "/callback/retry", TestCallback: base + "/callback/test"}
 	known, err := ad.store.TenantKnown(ctx, tenant)
 	if err != nil {
 		return v, err
@@ -197,6 +206,11 @@ func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 				return v, err
 			}
 			v.Callback.GivenUp = g.Count
+			d, err := ad.store.CallbackDelivery(ctx, tenant)
+			if err != nil && ledger.ErrorCode(err) != ledger.ENotFound { // removed meanwhile: no status
+				return v, err
+			}
+			v.Callback.Delivery = deliveryView(d, now)
 			for _, n := range g.Latest {
 				v.Callback.GivenUpRows = append(v.Callback.GivenUpRows, views.GivenUpRow{OperationID: n.OperationID,
 					State: string(n.State), Attempts: n.Attempts, LastStatus: n.LastStatus,
@@ -392,4 +406,60 @@ func (ad *admin) retryCallbacks(c echo.Context) error {
 	ad.log.Info("given-up callbacks retried", "tenant", tenant, "notifications", n,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	return c.Redirect(http.StatusSeeOther, adminTenantHref(tenant))
+}
+
+// deliveryView says how the tenant's endpoint has been answering.
+func deliveryView(d ledger.CallbackDelivery, now time.Time) views.DeliveryView {
+	v := views.DeliveryView{LastAttempt: timeView(d.LastAttemptAt, now, "not yet, since the endpoint was set"),
+		LastSuccess: timeView(d.LastSuccessAt, now, "none yet, since the endpoint was set"),
+		Failing:     d.LastAttemptAt != nil && d.LastError != ""}
+	v.LastAnswer = d.LastAnswer()
+	switch {
+	case d.FailuresSinceSuccess == 0:
+	case d.LastSuccessAt == nil:
+		v.Failures = figPlural(d.FailuresSinceSuccess, "failed attempt") + " since the endpoint was set"
+	default:
+		v.Failures = figPlural(d.FailuresSinceSuccess, "failed attempt") + " since the last success"
+	}
+	v.Pending = "none"
+	if d.Pending > 0 {
+		v.Pending = countText(d.Pending, d.Pending >= ledger.MaxPendingCounted) + " waiting to be delivered"
+	}
+	return v
+}
+
+// testCallback sends the tenant's endpoint one signed test message now
+// and shows the tenant's page with how it answered. Nothing is queued or
+// recorded: a test changes nothing.
+func (ad *admin) testCallback(c echo.Context) error {
+	p, tenant, err := ad.adminTenant(c, auth.ManageHooks)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	cb, err := ad.store.GetCallback(ctx, tenant)
+	if ledger.ErrorCode(err) == ledger.ENotFound {
+		return notFound()
+	}
+	if err != nil {
+		return err
+	}
+	r := deliver.Test(ctx, ad.callbackClient, ad.callbackPolicy, cb, ad.now())
+	ad.log.Info("callback test delivery", "tenant", tenant, "status", r.Status, "ok", r.Err == nil,
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	v, err := ad.adminTenantView(c, p, tenant)
+	if err != nil {
+		return err
+	}
+	took := ledger.FigureDuration(r.Took)
+	switch {
+	case r.Err == nil:
+		v.TestResult = "Test delivery: the endpoint answered " + strconv.Itoa(r.Status) + " in " + took + "; it accepts settle's signed messages."
+	case r.Status != 0:
+		v.TestProblem = "Test delivery: the endpoint answered " + strconv.Itoa(r.Status) + " in " + took +
+			"; settle would retry a notification answered so. Check that it verifies Settle-Signature with the current secret."
+	default:
+		v.TestProblem = "Test delivery: no answer (" + ledger.PlainText(ledger.ErrorMessage(r.Err), ledger.MaxCallbackError) + ")."
+	}
+	return ad.render(c, http.StatusOK, views.AdminTenant(v))
 }

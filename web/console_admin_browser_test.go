@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,10 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	t.Parallel()
 	s := storetest.Postgres().New(t, time.Now).(store)
 	// The Targets pages show the go/no-go gate, which axe checks too.
-	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t)}, `  - group: admin-acme
+	// Test deliveries go to a receiver on loopback, which the deployment's
+	// policy lets through (as settle serve --callbacks-allow-* would).
+	policy := ledger.CallbackPolicy{AllowHTTP: true, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+	c, prov := oidcConsole(t, s, web.Config{Contracts: testContracts(t), CallbackPolicy: policy}, `  - group: admin-acme
     role: admin
     tenants: [acme]
 `,
@@ -139,6 +143,12 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	if got := b.TextByTestID("callback-given-up-count"); !strings.HasPrefix(got, "1 notification(s) given up") {
 		t.Fatalf("given up reads %q", got)
 	}
+	if got := b.TextByTestID("callback-last-attempt"); !strings.HasSuffix(got, "answered 503: not delivered") {
+		t.Fatalf("the last attempt reads %q", got)
+	}
+	if got := b.TextByTestID("callback-failures"); got != "1 failed attempt since the endpoint was set" {
+		t.Fatalf("the failures read %q", got)
+	}
 	check("callback-given-up")
 	if st := b.Submit(`[data-testid="callback-retry"]`); st != http.StatusOK {
 		t.Fatalf("retry: %d", st)
@@ -151,11 +161,31 @@ func TestConsoleAdmin_Browser(t *testing.T) {
 	}
 	check("callback-retried")
 
+	// A test delivery reaches the endpoint, signed, and the page says how
+	// it answered.
+	rcv := newReceiver(t)
+	if err := c.callbacks().SetCallback(adminCtx, "acme", rcv.URL+"/acme", []byte(strings.Repeat("k", 32)), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Navigate(base + "/admin/tenants/acme"); st != http.StatusOK {
+		t.Fatalf("tenant: %d", st)
+	}
+	if st := b.Submit(`[data-testid="callback-test"]`); st != http.StatusOK {
+		t.Fatalf("test delivery: %d", st)
+	}
+	if got := b.TextByTestID("callback-test-result"); !strings.HasPrefix(got, "Test delivery: the endpoint answered 204 in ") {
+		t.Fatalf("the test delivery reads %q", got)
+	}
+	if req, _ := rcv.last(t); req.URL.Path != "/acme" {
+		t.Fatalf("the test went to %s", req.URL.Path)
+	}
+	check("callback-tested")
+
 	// Removing the endpoint is confirmed on its own page first.
 	if st := b.Submit(`[data-testid="callback-remove"]`); st != http.StatusOK {
 		t.Fatalf("remove: %d", st)
 	}
-	if got := b.TextByTestID("confirm-url"); got != "https://hooks.example.com/acme" {
+	if got := b.TextByTestID("confirm-url"); got != rcv.URL+"/acme" {
 		t.Fatalf("the confirmation names %q", got)
 	}
 	check("callback-remove-confirm")

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"text/tabwriter"
 	"time"
 
+	"settle/deliver"
 	"settle/ledger"
 )
 
@@ -18,6 +20,7 @@ type callbackCmd struct {
 	Set    callbackSet    `cmd:"" help:"set the tenant's callback endpoint; prints a new signing secret on stdout (shown once)"`
 	Show   callbackShow   `cmd:"" help:"print the endpoint (never the secret) and the notifications given up after settle serve's --callback-max-attempts"`
 	Retry  callbackRetry  `cmd:"" help:"queue the given-up notifications again, due now, with a fresh count of attempts"`
+	Test   callbackTest   `cmd:"" help:"send the endpoint one signed test message (event callback.test) now and print how it answered; exit 1 unless 2xx"`
 	Remove callbackRemove `cmd:"" help:"remove the endpoint; undelivered notifications are discarded"`
 }
 
@@ -93,6 +96,11 @@ func (c *callbackShow) runLedger(ctx context.Context, e *env, s *services) error
 		return err
 	}
 	fmt.Fprintln(e.stdout, shown(cb.URL))
+	d, err := s.store.CallbackDelivery(ctx, c.Tenant)
+	if err != nil {
+		return err
+	}
+	printDelivery(e.stdout, d)
 	g, err := s.store.GivenUpNotifications(ctx, c.Tenant, givenUpShown)
 	if err != nil {
 		return err
@@ -149,6 +157,67 @@ func (r callbackRules) callbackPolicy() (ledger.CallbackPolicy, error) {
 		return p, usagef("invalid value for --callbacks-allow-net: %v", err)
 	}
 	return p, nil
+}
+
+// printDelivery writes how the endpoint has been answering, once it has
+// been tried or has notifications waiting (before that, show prints the
+// URL alone).
+func printDelivery(w io.Writer, d ledger.CallbackDelivery) {
+	if d.LastAttemptAt == nil && d.Pending == 0 {
+		return
+	}
+	at := func(t *time.Time) string {
+		if t == nil {
+			return "none since the endpoint was set"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	if d.LastAttemptAt != nil {
+		fmt.Fprintf(w, "last attempt: %s, %s\n", at(d.LastAttemptAt), d.LastAnswer())
+	}
+	fmt.Fprintf(w, "last success: %s\n", at(d.LastSuccessAt))
+	if d.FailuresSinceSuccess > 0 {
+		fmt.Fprintf(w, "failed attempts since: %d\n", d.FailuresSinceSuccess)
+	}
+	pending := fmt.Sprint(d.Pending)
+	if d.Pending >= ledger.MaxPendingCounted {
+		pending += "+"
+	}
+	fmt.Fprintf(w, "waiting to be delivered: %s\n", pending)
+}
+
+type callbackTest struct {
+	callbackTenant `embed:""`
+	callbackRules  `embed:""`
+}
+
+func (c *callbackTest) check() error {
+	if err := c.checkTenant(); err != nil {
+		return err
+	}
+	_, err := c.callbackPolicy()
+	return err
+}
+
+// runLedger sends the test message as settle serve would, under the
+// policy of the flags given here (those of settle serve), and records
+// nothing.
+func (c *callbackTest) runLedger(ctx context.Context, e *env, s *services) error {
+	cb, err := s.store.GetCallback(ctx, c.Tenant)
+	if err != nil {
+		return err
+	}
+	policy, _ := c.callbackPolicy() // checked
+	r := deliver.Test(ctx, deliver.Guarded(&http.Client{Timeout: 10 * time.Second}, policy), policy, cb, time.Now())
+	took := ledger.FigureDuration(r.Took)
+	switch {
+	case r.Err == nil:
+		fmt.Fprintf(e.stdout, "the endpoint answered %d in %s\n", r.Status, took)
+		return nil
+	case r.Status != 0:
+		return fmt.Errorf("the endpoint answered %d in %s; check that it verifies Settle-Signature with the current secret", r.Status, took)
+	}
+	return fmt.Errorf("test delivery: %s", ledger.ErrorMessage(r.Err))
 }
 
 // givenUpShown is how many of the latest given-up notifications show lists.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,9 +125,14 @@ func TestCallback_EndToEnd(t *testing.T) {
 	t.Parallel()
 	got := make(chan []byte, 10)
 	var secret []byte
+	var refuse atomic.Bool
 	// Started only once the secret is known, so the handler reads it safely.
 	receiver := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if refuse.Load() {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
 		if err := target.Verify(r.Header.Get("Settle-Signature"), body, secret, time.Minute, time.Now()); err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
@@ -169,5 +175,46 @@ func TestCallback_EndToEnd(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("no signed notification within 15s: is the notifier started by settle serve?")
+	}
+
+	// show tells how the endpoint answered, once the notifier recorded it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, out, _ = settleCmd(t, "callback", "show", "--tenant", "acme", "--database-url", db)
+		if strings.Contains(out, ", answered 200: delivered\n") && strings.Contains(out, "waiting to be delivered: 0\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("show does not tell the delivery: %q", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.HasPrefix(out, endpoint+"\nlast attempt: ") || !strings.Contains(out, "\nlast success: 20") {
+		t.Fatalf("show: %q", out)
+	}
+
+	// test sends one signed message under the flags' policy: refused
+	// without them (plain http to loopback), answered with them.
+	if code, out, errOut := settleCmd(t, "callback", "test", "--tenant", "acme", "--database-url", db); code != 1 ||
+		out != "" || !strings.Contains(errOut, "https://") {
+		t.Fatalf("test under the production policy: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, errOut = settleCmd(t, "callback", "test", "--tenant", "acme", "--database-url", db,
+		"--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1")
+	if code != 0 || !strings.HasPrefix(out, "the endpoint answered 200 in ") {
+		t.Fatalf("test: exit %d, %q %q", code, out, errOut)
+	}
+	select {
+	case body := <-got:
+		if !strings.Contains(string(body), `"event":"callback.test"`) {
+			t.Fatalf("test message %s", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the test message did not verify at the endpoint")
+	}
+	refuse.Store(true) // the endpoint now refuses every signature
+	if code, _, errOut := settleCmd(t, "callback", "test", "--tenant", "acme", "--database-url", db,
+		"--callbacks-allow-http", "--callbacks-allow-net", "127.0.0.1"); code != 1 || !strings.Contains(errOut, "answered 401") {
+		t.Fatalf("test refused by the endpoint: exit %d, %q", code, errOut)
 	}
 }

@@ -20,6 +20,70 @@ func RunCallbacks(t *testing.T, h Harness) {
 	t.Run("Claim", func(t *testing.T) { testCallbackClaim(t, h) })
 	t.Run("Mark", func(t *testing.T) { testCallbackMark(t, h) })
 	t.Run("GiveUp", func(t *testing.T) { testCallbackGiveUp(t, h) })
+	t.Run("DeliveryStatus", func(t *testing.T) { testCallbackDelivery(t, h) })
+}
+
+// testCallbackDelivery checks the tenant's delivery status: the last
+// attempt and the last success follow the marks, failures since the last
+// success are counted, a late failure on a delivered notification and an
+// older report are left out, pending notifications are counted, and a new
+// endpoint starts afresh.
+func testCallbackDelivery(t *testing.T, h Harness) {
+	f := setup(t, h)
+	cs := f.callbacks()
+	wantCode(t, func() error { _, err := cs.CallbackDelivery(f.ctx, "acme"); return err }(), ledger.ENotFound)
+	cs = f.withCallback("acme")
+	status := func() ledger.CallbackDelivery {
+		t.Helper()
+		d, err := cs.CallbackDelivery(f.ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := status(); d.LastAttemptAt != nil || d.LastSuccessAt != nil || d.FailuresSinceSuccess != 0 || d.Pending != 0 {
+		t.Fatalf("fresh endpoint: %+v", d)
+	}
+	a, b := f.settled("acme"), f.settled("acme")
+	f.withCallback("globex")
+	f.settled("globex") // another tenant's notification is not acme's
+	if d := status(); d.Pending != 2 {
+		t.Fatalf("pending = %d, want 2", d.Pending)
+	}
+	if err := cs.MarkFailed(f.ctx, a.ID, 503, "endpoint answered 503", f.clk.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	failedAt := f.clk.Now()
+	d := status()
+	if d.LastAttemptAt == nil || !d.LastAttemptAt.Equal(failedAt) || d.LastStatus != 503 ||
+		d.LastError != "endpoint answered 503" || d.LastSuccessAt != nil || d.FailuresSinceSuccess != 1 {
+		t.Fatalf("after a failure: %+v", d)
+	}
+	f.clk.Advance(time.Minute)
+	okAt := f.clk.Now()
+	if err := cs.MarkDelivered(f.ctx, b.ID, 204, okAt); err != nil {
+		t.Fatal(err)
+	}
+	// A late failure report on the delivered notification, and a report
+	// older than the last recorded, change nothing.
+	if err := cs.MarkFailed(f.ctx, b.ID, 500, "late", okAt.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.GiveUpNotification(f.ctx, a.ID, 0, "older", okAt.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	d = status()
+	if !d.LastAttemptAt.Equal(okAt) || d.LastStatus != 204 || d.LastError != "" || d.LastSuccessAt == nil ||
+		!d.LastSuccessAt.Equal(okAt) || d.FailuresSinceSuccess != 0 || d.Pending != 0 {
+		t.Fatalf("after a success: %+v", d)
+	}
+	f.clk.Advance(time.Minute)
+	if err := cs.SetCallback(f.ctx, "acme", "https://hooks.example.com/new", cbSecret, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if d := status(); d.LastAttemptAt != nil || d.LastSuccessAt != nil {
+		t.Fatalf("a new endpoint keeps the old status: %+v", d)
+	}
 }
 
 var cbSecret = []byte("scs_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG")

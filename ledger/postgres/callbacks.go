@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 )
 
 var _ ledger.CallbackStore = (*Store)(nil)
@@ -57,7 +58,8 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 		_, err := tx.Exec(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $4)
 			ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
-				updated_at = excluded.updated_at`, tenant, url, secret, now)
+				updated_at = excluded.updated_at, last_attempt_at = NULL, last_attempt_status = 0,
+				last_attempt_error = '', last_success_at = NULL, failures_since_success = 0`, tenant, url, secret, now)
 		return err
 	})
 	if err != nil {
@@ -169,12 +171,18 @@ RETURNING `+cNotificationCols, now, n, now.Add(lease))
 
 // MarkDelivered implements ledger.CallbackStore.
 func (s *Store) MarkDelivered(ctx context.Context, id int64, status int, now time.Time) error {
-	return s.markDelivered(ctx, callbackOutbox, id, status, now)
+	if err := s.markDelivered(ctx, callbackOutbox, id, status, now); err != nil {
+		return err
+	}
+	return s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: id, At: now, Status: status, OK: true})
 }
 
 // MarkFailed implements ledger.CallbackStore.
 func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
-	return s.markFailed(ctx, callbackOutbox, id, status, errText, next)
+	if err := s.markFailed(ctx, callbackOutbox, id, status, errText, next); err != nil {
+		return err
+	}
+	return s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: id, At: s.clock(), Status: status, Error: errText})
 }
 
 // outbox names a table of queued deliveries (client callbacks, escalation
@@ -228,7 +236,10 @@ SELECT EXISTS (SELECT 1 FROM `+o.table+` WHERE `+o.id+` = $1)`,
 
 // GiveUpNotification implements ledger.CallbackStore.
 func (s *Store) GiveUpNotification(ctx context.Context, id int64, status int, errText string, now time.Time) error {
-	return s.giveUp(ctx, callbackOutbox, id, status, errText, now)
+	if err := s.giveUp(ctx, callbackOutbox, id, status, errText, now); err != nil {
+		return err
+	}
+	return s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: id, At: now, Status: status, Error: errText})
 }
 
 // GivenUpNotifications implements ledger.CallbackStore.
@@ -322,4 +333,27 @@ func (s *Store) Notifications(ctx context.Context, tenant, operationID string) (
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
 	return ns, nil
+}
+
+// CallbackAttemptRecord implements ledger.CallbackDriver.
+func (d driver) CallbackAttemptRecord(ctx context.Context, p ledger.CallbackAttempt) error {
+	return d.q.CallbackAttemptRecord(ctx, callbackAttemptParams(p))
+}
+
+func callbackAttemptParams(p ledger.CallbackAttempt) dbsqlc.CallbackAttemptRecordParams {
+	return dbsqlc.CallbackAttemptRecordParams{CallbackID: p.ID, At: p.At.UTC().Truncate(time.Microsecond),
+		Status: int32(p.Status), Error: ledger.TrimCallbackError(p.Error), Ok: p.OK}
+}
+
+// CallbackDeliveryGet implements ledger.CallbackDriver.
+func (d driver) CallbackDeliveryGet(ctx context.Context, tenant string, maxPending int) (ledger.CallbackDelivery, bool, error) {
+	r, err := d.q.CallbackDeliveryGet(ctx, dbsqlc.CallbackDeliveryGetParams{Tenant: tenant, MaxPending: int32(maxPending)})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.CallbackDelivery{}, false, nil
+	}
+	utcp(r.LastAttemptAt)
+	utcp(r.LastSuccessAt)
+	return ledger.CallbackDelivery{LastAttemptAt: r.LastAttemptAt, LastStatus: int(r.LastAttemptStatus),
+		LastError: r.LastAttemptError, LastSuccessAt: r.LastSuccessAt,
+		FailuresSinceSuccess: int(r.FailuresSinceSuccess), Pending: int(r.Pending)}, err == nil, err
 }

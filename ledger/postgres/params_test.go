@@ -77,7 +77,7 @@ func TestMigrate_TenantParams(t *testing.T) {
 	if _, err := s.TenantParams(ctx, "acme"); err == nil {
 		t.Fatal("tenant_params outlived its migration's Down")
 	}
-	if err := s.SetCallback(ctx, "acme", "https://acme.example/cb2", make([]byte, 32), time.Now()); err != nil {
+	if err := s.RemoveCallback(ctx, "acme"); err != nil {
 		t.Fatalf("the older action kinds after Down: %v", err)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO actions (tenant_id, at, subject, role, kind)

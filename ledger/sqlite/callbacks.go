@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
 var _ ledger.CallbackStore = (*Store)(nil)
@@ -55,7 +56,8 @@ func (s *Store) SetCallback(ctx context.Context, tenant, url string, secret []by
 		_, err := tx.ExecContext(ctx, `INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
 			VALUES (?1, ?2, ?3, ?4, ?4)
 			ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
-				updated_at = excluded.updated_at`, tenant, url, secret, micros(now))
+				updated_at = excluded.updated_at, last_attempt_at = NULL, last_attempt_status = 0,
+				last_attempt_error = '', last_success_at = NULL, failures_since_success = 0`, tenant, url, secret, micros(now))
 		return err
 	})
 	if err != nil {
@@ -162,12 +164,18 @@ func (s *Store) ClaimNotifications(ctx context.Context, n int, lease time.Durati
 
 // MarkDelivered implements ledger.CallbackStore.
 func (s *Store) MarkDelivered(ctx context.Context, id int64, status int, now time.Time) error {
-	return s.markDelivered(ctx, callbackOutbox, id, status, now)
+	if err := s.markDelivered(ctx, callbackOutbox, id, status, now); err != nil {
+		return err
+	}
+	return s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: id, At: now, Status: status, OK: true})
 }
 
 // MarkFailed implements ledger.CallbackStore.
 func (s *Store) MarkFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
-	return s.markFailed(ctx, callbackOutbox, id, status, errText, next)
+	if err := s.markFailed(ctx, callbackOutbox, id, status, errText, next); err != nil {
+		return err
+	}
+	return s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: id, At: s.clock(), Status: status, Error: errText})
 }
 
 // outbox names a table of queued deliveries (client callbacks, escalation
@@ -223,7 +231,10 @@ func (s *Store) markFailed(ctx context.Context, o outbox, id int64, status int, 
 
 // GiveUpNotification implements ledger.CallbackStore.
 func (s *Store) GiveUpNotification(ctx context.Context, id int64, status int, errText string, now time.Time) error {
-	return s.giveUp(ctx, callbackOutbox, id, status, errText, now)
+	if err := s.giveUp(ctx, callbackOutbox, id, status, errText, now); err != nil {
+		return err
+	}
+	return s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: id, At: now, Status: status, Error: errText})
 }
 
 // GivenUpNotifications implements ledger.CallbackStore.
@@ -307,4 +318,38 @@ func (s *Store) Notifications(ctx context.Context, tenant, operationID string) (
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
 	return ns, nil
+}
+
+// CallbackAttemptRecord implements ledger.CallbackDriver.
+func (d driver) CallbackAttemptRecord(ctx context.Context, p ledger.CallbackAttempt) error {
+	return d.w.CallbackAttemptRecord(ctx, callbackAttemptParams(p))
+}
+
+func callbackAttemptParams(p ledger.CallbackAttempt) dbsqlc.CallbackAttemptRecordParams {
+	ok := int64(0)
+	if p.OK {
+		ok = 1
+	}
+	return dbsqlc.CallbackAttemptRecordParams{CallbackID: p.ID, At: micros(p.At), Status: int64(p.Status),
+		Error: ledger.TrimCallbackError(p.Error), Ok: ok}
+}
+
+// CallbackDeliveryGet implements ledger.CallbackDriver.
+func (d driver) CallbackDeliveryGet(ctx context.Context, tenant string, maxPending int) (ledger.CallbackDelivery, bool, error) {
+	r, err := d.r.CallbackDeliveryGet(ctx, dbsqlc.CallbackDeliveryGetParams{Tenant: tenant, MaxPending: int64(maxPending)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.CallbackDelivery{}, false, nil
+	}
+	return ledger.CallbackDelivery{LastAttemptAt: nullTime(r.LastAttemptAt), LastStatus: int(r.LastAttemptStatus),
+		LastError: r.LastAttemptError, LastSuccessAt: nullTime(r.LastSuccessAt),
+		FailuresSinceSuccess: int(r.FailuresSinceSuccess), Pending: int(r.Pending)}, err == nil, err
+}
+
+// nullTime reads an optional INTEGER microseconds column.
+func nullTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
 }

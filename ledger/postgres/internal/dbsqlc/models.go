@@ -258,11 +258,16 @@ type Tenant struct {
 }
 
 type TenantCallback struct {
-	TenantID  string
-	Url       string
-	Secret    []byte
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	TenantID             string
+	Url                  string
+	Secret               []byte
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+	LastAttemptAt        *time.Time
+	LastAttemptStatus    int32
+	LastAttemptError     string
+	LastSuccessAt        *time.Time
+	FailuresSinceSuccess int32
 }
 
 type TenantErasure struct {

@@ -260,11 +260,16 @@ type Tenant struct {
 }
 
 type TenantCallback struct {
-	TenantID  string
-	Url       string
-	Secret    []byte
-	CreatedAt int64
-	UpdatedAt int64
+	TenantID             string
+	Url                  string
+	Secret               []byte
+	CreatedAt            int64
+	UpdatedAt            int64
+	LastAttemptAt        sql.NullInt64
+	LastAttemptStatus    int64
+	LastAttemptError     string
+	LastSuccessAt        sql.NullInt64
+	FailuresSinceSuccess int64
 }
 
 type TenantErasure struct {
