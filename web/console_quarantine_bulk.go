@@ -48,7 +48,8 @@ func (rv *review) bulkDismissReview(c echo.Context) error {
 		if problem != "" {
 			err = formError(problem)
 		} else if items, err = rv.quarantine.Matching(c.Request().Context(), reviewerScope{p}, f); err == nil {
-			summary = countText(len(items), false) + " open events match " + filterText(q) + "."
+			summary = figPlural(len(items), "open event") + map[bool]string{true: " matches ", false: " match "}[len(items) == 1] +
+				filterText(q) + "."
 			if len(items) > bulkListed {
 				summary += " The first " + strconv.Itoa(bulkListed) + " are listed; all of them are dismissed."
 			}
@@ -118,7 +119,7 @@ func (rv *review) renderBulkDismiss(c echo.Context, back, summary string, items 
 			Tenant: ledger.PlainText(m.Tenant, 63), Result: "Not found among the events you review."})
 	}
 	n := len(v.Items) + len(v.More)
-	v.Heading = "Dismiss " + countText(n, false) + " quarantined events"
+	v.Heading = "Dismiss " + figPlural(n, "quarantined event")
 	if v.Problem == "" && n == 0 {
 		v.Problem = "None of these events is open and yours to review."
 	}
