@@ -150,3 +150,29 @@ func TestConsole_QuarantineBulkAll(t *testing.T) {
 		}
 	})
 }
+
+// The item's page lists the operations of its tenant the event may
+// belong to (carrying its claimed reference) and offers the only one in
+// the link form; an unattributed item offers only dismissal.
+func TestConsole_QuarantineItemCandidates(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		c := newConsole(t, open(t), web.Config{})
+		id, err := c.store.(ledger.InboxStore).Quarantine(context.Background(), ledger.QuarantineItem{Target: "payments",
+			Reason: "the event's object is not the operation's", EventID: "evt_named", Reference: c.acme.RemoteKey, Tenant: "acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := c.as("owner").get("/quarantine/acme/" + strconv.FormatInt(id, 10))
+		if !testid(page.body, "candidate-id", c.acme.ID) || !testid(page.body, "candidate", "") ||
+			!bytes.Contains(page.body, []byte(`name="operation" required maxlength="300" value="`+c.acme.ID+`"`)) {
+			t.Fatalf("candidates: %s", page.body)
+		}
+		orphan := c.quarantinedOn("", "payments", "evt_nobody")
+		un := c.as("admin-all").get("/quarantine/-/" + strings.TrimPrefix(orphan, "/"))
+		if un.status != http.StatusOK || testid(un.body, "link-form", "") || !testid(un.body, "dismiss-form", "") ||
+			!testid(un.body, "no-candidates", "No operation") {
+			t.Fatalf("an unattributed item: %d %s", un.status, un.body)
+		}
+	})
+}
