@@ -39,10 +39,21 @@ type QuarantineItem struct {
 	At          time.Time
 	ResolvedAt  *time.Time
 	ResolvedBy  string // the reviewer's stable subject (Actor.Subject)
-	// ResolvedByName is the reviewer's display name.
+	// ResolvedByName is the reviewer's display name, ResolvedByRole the
+	// role in which they acted.
 	ResolvedByName string
-	Resolution     string
+	ResolvedByRole string
+	// ResolvedAs is what the reviewer did: QuarantineLinked or
+	// QuarantineDismissed ("" while open).
+	ResolvedAs string
+	Resolution string
 }
+
+// What a reviewer did with a quarantined item (QuarantineItem.ResolvedAs).
+const (
+	QuarantineLinked    = "linked"
+	QuarantineDismissed = "dismissed"
+)
 
 // ScopeTenant is the tenant whose people see and resolve the item: the
 // linked operation's tenant when the event concerns a known operation, else
@@ -134,8 +145,10 @@ func (f QuarantineFilter) AboutArgs() (any bool, operationID, reference, remoteI
 	return false, f.About.OperationID, f.About.Reference, f.About.RemoteID
 }
 
-// MaxQuarantineList bounds one ListQuarantine answer.
-const MaxQuarantineList = 1000
+// MaxQuarantineList bounds one ListQuarantine answer: more than a bulk
+// dismissal's cap (1,000), so that one answer tells whether a filter
+// matches more.
+const MaxQuarantineList = 2000
 
 // InboxStore persists inbound deliveries and the quarantine.
 type InboxStore interface {

@@ -28,6 +28,17 @@ type BulkConfirmPage struct {
 	Button  string
 	Back    string // the page to return to without acting
 	Problem string // why nothing can be done ("" when the items can)
+
+	// ItemHeading is the items' column heading; "" is "Intent reference".
+	ItemHeading string
+	// Summary is a line above the list ("37 open events match …").
+	Summary string
+	// More are the values of items the action covers beyond those listed.
+	More []string
+	// Ask, when set, asks the reason on this page (posted as "why"), with
+	// AskLabel as its label.
+	Ask      *Field
+	AskLabel string
 }
 
 // BulkResultPage says, item by item, what a bulk action did.

@@ -9,40 +9,42 @@ type ReviewFilter struct {
 	Current bool
 }
 
-// QuarantineRow is one quarantined inbound event.
+// QuarantineRow is one quarantined inbound event as the list shows it:
+// one line, linking the item's own page, where its actions are.
 type QuarantineRow struct {
 	ID     string // the item's number
+	Href   string // the item's page
+	Select string // the bulk form's value ("tenant/id"); "" when it cannot be selected
+	At     Time   // when it was received
 	Target string
+	Tenant string // the tenant whose people review it, or "unattributed"
 	Reason string // why it was quarantined, in words
-	// What the event claims, as its sender wrote it: its id, the settle
-	// reference ("—" if none), the tenant ("none") and the target's
-	// object id ("—").
-	EventID, Reference, Claimed, RemoteID Shown
-	Tenant                                string // the tenant whose people review it, or "unattributed"
-	At                                    Time
-	// Operation links the operation the item concerns; empty when none.
-	Operation     string
-	OperationHref string // "" when the viewer may not open it
-	Status        string // "Open", "Linked by …", "Dismissed by …"
-	Resolution    string // the reviewer's reason, "" while open
-	Open          bool
-	LinkAction    string // the link form's action; "" when linking is not offered
-	DismissAction string // the dismiss form's action; "" when not offered
+	// The event's id and the target's object id, as its sender wrote
+	// them ("—" if none).
+	EventID, RemoteID Shown
+	Status            string                // "Open", "Linked", "Dismissed"
+	Resolved          *QuarantineResolution // what happened to it; nil while open
 }
 
-// QuarantinePage is the owners' review of quarantined inbound events.
+// QuarantineResolution says what a reviewer did with an item.
+type QuarantineResolution struct {
+	Kind          string // "linked" or "dismissed"
+	Verb          string // "Linked" or "Dismissed"
+	By            string // "Grace Owner (owner)"
+	At            Time
+	Operation     string // linked: the operation's intent reference (or id)
+	OperationHref string // linked: its page; "" when the viewer may not open it
+	Reason        string // the reviewer's reason
+}
+
+// QuarantinePage is the owners' review of quarantined inbound events: a
+// compact list, filters in the URL, and the bulk dismissal's form.
 type QuarantinePage struct {
 	Layout
 	Filters []ReviewFilter
 	Rows    []QuarantineRow
 	Empty   string // shown when Rows is empty
 	Done    string // what the last action did, in words
-	Problem string // why the last action could not be done, in words
-	// ProblemItem is the item the problem is about, so its form keeps what
-	// was typed.
-	ProblemItem string
-	Operation   string // the operation the person typed, kept on a problem
-	Reason      string // the reason the person typed, kept on a problem
 
 	// The filters, kept in the URL of a GET form.
 	Status                 string // "open", "resolved", "all" (the form keeps it)
@@ -50,6 +52,59 @@ type QuarantinePage struct {
 	Targets, Tenants, Ages []Option
 	FilterProblem          string // why the filters could not be applied
 	First, Next            string // the pager's links; "" for none
+
+	// Bulk offers the bulk dismissal (a GET form to its confirmation
+	// page); Filter is the list's filter, carried to it, BulkMax its cap
+	// ("1,000").
+	Bulk    bool
+	Filter  []Hidden
+	BulkMax string
+}
+
+// Hidden is one hidden input of a form.
+type Hidden struct{ Name, Value string }
+
+// QuarantineCandidate is an operation a quarantined event may belong to.
+type QuarantineCandidate struct {
+	ID     string
+	Intent string
+	Status string
+	Href   string // its page; "" when the viewer may not open it
+}
+
+// QuarantineItemPage is one quarantined event: its facts, the operations
+// it may belong to, and its two actions while open.
+type QuarantineItemPage struct {
+	Layout
+	ID       string // the item's number
+	Heading  string // "Quarantined event evt_1"
+	Back     string // the list
+	Status   string // "Open: waiting for review", "Linked", "Dismissed"
+	Resolved *QuarantineResolution
+	// Already says a colleague resolved it first: "Already dismissed by
+	// Grace Owner (owner) at 2026-12-03 09:14 UTC."
+	Already string
+	Done    string // what the person's own action did
+	Problem string // why it could not be done, for the whole form
+
+	Reason            string // why it was quarantined
+	Target            string
+	EventID           Shown
+	Reference         Shown // the settle reference it claims
+	Claimed           Shown // the tenant it claims
+	Tenant            string
+	RemoteID          Shown
+	Verified          string
+	At                Time
+	Operation         string // the operation it concerns; "" when none
+	OperationHref     string
+	Candidates        []QuarantineCandidate
+	LinkAction        string // "" when linking is not offered
+	DismissAction     string // "" when dismissing is not offered
+	LinkOperation     Field
+	LinkReason        Field
+	DismissReason     Field
+	LinkOperationHelp string // "Operation of tenant acme (its id or any of its references)"
 }
 
 // FindingRow is one audit finding.

@@ -51,3 +51,27 @@ func TestNames_NotGlued(t *testing.T) {
 	gluedAfter(t, "timeline", page, "Ada Owner (owner)")
 	gluedAfter(t, "timeline", page, "ch_1")
 }
+
+// A quarantined event's page and list never glue words: its heading (once
+// "Eventevt_…"), who resolved it and the operation it was linked to.
+func TestQuarantine_NotGlued(t *testing.T) {
+	t.Parallel()
+	at := Time{ISO: "2026-12-01T03:04:05Z", UTC: "2026-12-01 03:04:05 UTC", Relative: "just now", Absolute: "2026-12-01 03:04 UTC"}
+	linked := QuarantineResolution{Kind: "linked", Verb: "Linked", By: "Grace Owner (owner)", At: at, Operation: "op-1",
+		OperationHref: "/operations/acme/op-1", Reason: "carries our reference"}
+	dismissed := QuarantineResolution{Kind: "dismissed", Verb: "Dismissed", By: "Ada Admin (admin)", At: at, Reason: "a test event"}
+	for name, r := range map[string]QuarantineResolution{"linked": linked, "dismissed": dismissed} {
+		page := render(t, QuarantineItem(QuarantineItemPage{Heading: "Quarantined event evt_1", EventID: Shown{Text: "evt_1"},
+			Resolved: &r, Already: "Already " + name + " by " + r.By + " at 2026-12-01 03:04 UTC."}))
+		if s := text(page); !strings.Contains(s, "Quarantined event evt_1") || !strings.Contains(s, r.Verb+" ") {
+			t.Errorf("%s: heading or verb glued: %s", name, s)
+		}
+		gluedAfter(t, name+" item", page, "evt_1")
+		gluedAfter(t, name+" item", page, r.By)
+		list := render(t, Quarantine(QuarantinePage{Rows: []QuarantineRow{{ID: "1", Href: "/q", EventID: Shown{Text: "evt_1"},
+			RemoteID: Shown{Text: "ch_1"}, Resolved: &r}}}))
+		gluedAfter(t, name+" list", list, r.By)
+		gluedAfter(t, name+" list", list, r.Verb)
+	}
+	gluedAfter(t, "linked item", render(t, QuarantineItem(QuarantineItemPage{Resolved: &linked})), "op-1")
+}

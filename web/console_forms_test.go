@@ -12,7 +12,7 @@ import (
 	"settle/web"
 )
 
-// Every form of the console (but quarantine's) answers a validation error
+// Every form of the console answers a validation error
 // with its own page again (422): the error beside the field, which is
 // marked aria-invalid and names it by aria-describedby, and what was
 // typed kept — never the dead-end "That could not be used" page at a URL
@@ -30,6 +30,7 @@ func TestConsole_FormsRerender(t *testing.T) {
 			t.Fatalf("propose: %d %s", r.status, r.body)
 		}
 		other := c.escalated("acme")
+		item := "/quarantine/acme/" + strconv.FormatInt(c.quarantined("acme"), 10)
 		for _, fc := range []struct {
 			name, who, path string
 			form            url.Values
@@ -45,6 +46,12 @@ func TestConsole_FormsRerender(t *testing.T) {
 				"reject-reason", ""},
 			{"acknowledge without a note", "owner", "/findings/acme/" + strconv.FormatInt(f.ID, 10) + "/acknowledge",
 				url.Values{"note": {""}}, "", ""},
+			{"quarantine link without a reason", "owner", item + "/link", url.Values{"operation": {"inv-1001"}}, "link-reason", "inv-1001"},
+			{"quarantine link to nothing", "owner", item + "/link", url.Values{"operation": {"inv-none"}, "reason": {"it says so"}},
+				"link-operation", "it says so"},
+			{"quarantine dismissal without a reason", "owner", item + "/dismiss", url.Values{"reason": {" "}}, "dismiss-reason", ""},
+			{"bulk dismissal without a reason", "owner", "/quarantine/dismiss", url.Values{"item": {strings.TrimPrefix(item, "/quarantine/")}},
+				"bulk-why", ""},
 			{"bulk proposal without a reason", "owner", "/escalations/bulk/review",
 				url.Values{"op": {"acme/" + other.ID}, "scope": {"selected"}, "kind": {"confirm_not_applied"}}, "", ""},
 		} {

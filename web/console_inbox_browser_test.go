@@ -38,18 +38,30 @@ func TestConsole_ReviewBrowser(t *testing.T) {
 	}
 	check("quarantine")
 
+	// The row opens the item's page, where its forms are.
+	if st := b.Submit(`[data-item="` + item + `"] [data-testid="item-link"]`); st != http.StatusOK {
+		t.Fatalf("item page: %d", st)
+	}
+	if got := b.TextByTestID("item-heading"); got != "Quarantined event evt_acme" {
+		t.Fatalf("item heading %q", got)
+	}
+	check("quarantine-item")
 	// A link without a reason is refused by the browser's own check; one
-	// to a reference the tenant does not have is refused by the server.
-	b.Fill("#link-op-"+item, "inv-9999")
-	b.Fill("#link-reason-"+item, "the event's metadata carries our reference")
+	// to a reference the tenant does not have is refused by the server,
+	// beside the field, with what was typed kept.
+	b.Fill("#link-operation", "inv-9999")
+	b.Fill("#link-reason", "the event's metadata carries our reference")
 	if st := b.Submit(`[data-testid="link-submit"]`); st != http.StatusUnprocessableEntity {
 		t.Fatalf("link to an unknown reference: %d, want 422", st)
 	}
-	if got := b.TextByTestID("problem"); !strings.Contains(got, "No operation of tenant acme") {
+	if got := b.TextByTestID("link-operation-error"); !strings.Contains(got, "No operation of tenant acme") {
 		t.Fatalf("problem %q", got)
 	}
-	check("quarantine-problem")
-	b.Fill("#link-op-"+item, "inv-1001")
+	if got := b.Attr("#link-reason", "value"); got != "the event's metadata carries our reference" {
+		t.Fatalf("the reason typed is not kept: %q", got)
+	}
+	check("quarantine-item-problem")
+	b.Fill("#link-operation", "inv-1001")
 	if st := b.Submit(`[data-testid="link-submit"]`); st != http.StatusOK {
 		t.Fatalf("link: %d", st)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"settle/auth"
 	"settle/ledger"
+	"settle/resolve"
 )
 
 // Unattributed items (no tenant) reach only people trusted with every
@@ -39,7 +40,7 @@ func TestQuarantineScope(t *testing.T) {
 				t.Errorf("filter %+v, want %+v", got, tc.filter)
 			}
 			var got []int64
-			for _, q := range visibleQuarantine(tc.p, items) {
+			for _, q := range resolve.Visible(reviewerScope{tc.p}, items) {
 				got = append(got, q.ID)
 			}
 			if !slices.Equal(got, tc.want) {

@@ -25,6 +25,19 @@ var inboxCases = map[string]matrixCase{
 	}, ok: http.StatusSeeOther, form: func(*console, ledger.Operation) url.Values {
 		return url.Values{"reason": {"a test event from the provider's dashboard"}}
 	}},
+	"GET /quarantine/:tenant/:id": {url: func(c *console, op ledger.Operation) string {
+		return "/quarantine/" + op.Tenant + "/" + strconv.FormatInt(c.quarantined(op.Tenant), 10)
+	}, ok: http.StatusOK},
+	// The bulk routes name no tenant: each item is checked by the review
+	// service, and an item the person may not review is refused in words.
+	"GET /quarantine/dismiss": {url: func(c *console, op ledger.Operation) string {
+		return "/quarantine/dismiss?scope=selected&item=" + op.Tenant + "/" + strconv.FormatInt(c.quarantined(op.Tenant), 10)
+	}, ok: http.StatusOK},
+	"POST /quarantine/dismiss": {url: func(*console, ledger.Operation) string { return "/quarantine/dismiss" },
+		ok: http.StatusSeeOther, form: func(c *console, op ledger.Operation) url.Values {
+			return url.Values{"item": {op.Tenant + "/" + strconv.FormatInt(c.quarantined(op.Tenant), 10)},
+				"why": {"test events from the provider's dashboard"}}
+		}},
 	"GET /findings": {url: func(*console, ledger.Operation) string { return "/findings" }, ok: http.StatusOK},
 	"GET /findings/:tenant/:id": {url: func(c *console, op ledger.Operation) string {
 		return "/findings/" + op.Tenant + "/" + strconv.FormatInt(c.finding(op.Tenant).ID, 10)

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"html"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,24 +26,31 @@ func TestConsole_ReviewPagesMarkEscapedProviderText(t *testing.T) {
 	stores(t, func(t *testing.T, open func(t *testing.T) store) {
 		c := newConsole(t, open(t), web.Config{})
 		ctx := context.Background()
-		if _, err := c.store.(ledger.InboxStore).Quarantine(ctx, ledger.QuarantineItem{Target: "payments",
+		id, err := c.store.(ledger.InboxStore).Quarantine(ctx, ledger.QuarantineItem{Target: "payments",
 			Reason: "no operation carries the event's reference", EventID: hostile["event id"],
-			Reference: hostile["reference"], Tenant: "acme", RemoteID: hostile["remote id"]}); err != nil {
+			Reference: hostile["reference"], Tenant: "acme", RemoteID: hostile["remote id"]})
+		if err != nil {
 			t.Fatal(err)
 		}
-		page := c.as("admin").get("/quarantine")
+		list := c.as("admin").get("/quarantine")
+		page := c.as("admin").get("/quarantine/acme/" + strconv.FormatInt(id, 10))
 		for field, id := range map[string]string{"event id": "item-event-id", "reference": "item-reference",
 			"remote id": "item-remote-id"} {
 			want, _ := ledger.ShowText(hostile[field])
 			if !testid(page.body, id, html.EscapeString(want)+"<") || !testid(page.body, id+"-escaped", "escaped") {
-				t.Errorf("%s %q is not shown as %s, marked", field, hostile[field], want)
+				t.Errorf("%s %q is not shown as %s on the item's page, marked", field, hostile[field], want)
+			}
+			if id != "item-reference" && (!testid(list.body, id, html.EscapeString(want)+"<") || !testid(list.body, id+"-escaped", "escaped")) {
+				t.Errorf("%s %q is not shown as %s on the list, marked", field, hostile[field], want)
 			}
 		}
 		if !testid(page.body, "item-claimed", "acme<") || testid(page.body, "item-claimed-escaped", "") {
 			t.Errorf("a plain tenant is not shown plain, unmarked")
 		}
-		if s := string(page.body); strings.ContainsAny(s, "\x1b\x00") || strings.Contains(s, "ref\nFAKE") || t.Failed() {
-			t.Fatalf("the quarantine page:\n%s", s)
+		for _, p := range []response{list, page} {
+			if s := string(p.body); strings.ContainsAny(s, "\x1b\x00") || strings.Contains(s, "ref\nFAKE") || t.Failed() {
+				t.Fatalf("the quarantine page:\n%s", s)
+			}
 		}
 
 		op := c.create("acme", "inv-marked")

@@ -50,17 +50,33 @@ func TestConsole_QuarantineLink(t *testing.T) {
 		id := c.quarantined("acme")
 		item := strconv.FormatInt(id, 10)
 		b := c.as("owner")
-		page := b.get("/quarantine")
+		list := b.get("/quarantine")
 		for _, want := range []struct{ id, text string }{
-			{"item-reference", "ref-unknown-77"}, {"item-claimed", "acme"}, {"item-remote-id", "ch_remote_77"},
+			{"item-event-id", "evt_acme"}, {"item-remote-id", "ch_remote_77"}, {"item-tenant", "acme"},
 			{"item-reason", "no operation carries"}, {"item-status", "Open"},
 		} {
-			if !testid(page.body, want.id, want.text) {
-				t.Errorf("quarantine page lacks %s %q", want.id, want.text)
+			if !testid(list.body, want.id, want.text) {
+				t.Errorf("quarantine list lacks %s %q", want.id, want.text)
 			}
 		}
-		if !testid(page.body, "link-form", "") || !testid(page.body, "dismiss-form", "") {
-			t.Fatalf("no actions offered: %s", page.body)
+		if main := list.body[bytes.Index(list.body, []byte("<main")):]; bytes.Contains(main, []byte(`method="post"`)) ||
+			testid(main, "link-form", "") || testid(main, "dismiss-form", "") {
+			t.Fatalf("the list carries forms of its own: %s", list.body)
+		}
+		if !bytes.Contains(list.body, []byte(`href="/quarantine/acme/`+item+`"`)) {
+			t.Fatalf("the row does not link the item's page: %s", list.body)
+		}
+		page := b.get("/quarantine/acme/" + item)
+		for _, want := range []struct{ id, text string }{
+			{"item-heading", "Quarantined event evt_acme"}, {"item-reference", "ref-unknown-77"}, {"item-claimed", "acme"},
+			{"item-remote-id", "ch_remote_77"}, {"item-reason", "no operation carries"}, {"item-status", "Open"},
+		} {
+			if !testid(page.body, want.id, want.text) {
+				t.Errorf("item page lacks %s %q", want.id, want.text)
+			}
+		}
+		if page.status != http.StatusOK || !testid(page.body, "link-form", "") || !testid(page.body, "dismiss-form", "") {
+			t.Fatalf("no actions offered: %d %s", page.status, page.body)
 		}
 		if before := c.quarantined("globex"); bytes.Contains(b.get("/quarantine").body, []byte(`data-item="`+strconv.FormatInt(before, 10)+`"`)) {
 			t.Fatal("another tenant's item is listed")
@@ -88,9 +104,19 @@ func TestConsole_QuarantineLink(t *testing.T) {
 			t.Fatalf("link action %+v (request %q) %v", acts, rid, err)
 		}
 		done := b.get("/quarantine?status=resolved")
-		if !testid(done.body, "item-operation-link", c.acme.ID) || !testid(done.body, "item-resolution", "the event&#39;s metadata") ||
-			!testid(done.body, "item-status", "Resolved by Olu Owner") || testid(done.body, "link-form", "") {
+		if !testid(done.body, "resolution-operation", c.acme.ID) || !testid(done.body, "resolution-reason", "the event&#39;s metadata") ||
+			!testid(done.body, "resolution-by", "Olu Owner (owner)") || !testid(done.body, "resolution", "Linked to") ||
+			!bytes.Contains(done.body, []byte(`data-kind="linked"`)) {
 			t.Fatalf("resolved view: %s", done.body)
+		}
+		again := b.get("/quarantine/acme/" + item)
+		if again.status != http.StatusOK || !testid(again.body, "already", "Already linked to operation "+c.acme.ID+" by Olu Owner (owner) at ") ||
+			testid(again.body, "link-form", "") {
+			t.Fatalf("a resolved item's page: %d %s", again.status, again.body)
+		}
+		twice := c.as("admin").post("/quarantine/acme/"+item+"/link", url.Values{"operation": {"inv-1001"}, "reason": {"again"}})
+		if twice.status != http.StatusConflict || !testid(twice.body, "already", "Already linked to operation") {
+			t.Fatalf("linking a resolved item: %d %s", twice.status, twice.body)
 		}
 		if open := b.get("/quarantine"); bytes.Contains(open.body, []byte(`data-item="`+item+`"`)) {
 			t.Fatal("a linked item is still listed as open")
@@ -117,17 +143,20 @@ func TestConsole_QuarantineRefusals(t *testing.T) {
 		b := c.as("owner")
 		link := "/quarantine/acme/" + id + "/link"
 		for name, tc := range map[string]struct {
-			form url.Values
-			want string
+			form        url.Values
+			want, field string
 		}{
-			"OtherTenantsOperation": {url.Values{"operation": {c.globex.ID}, "reason": {"looks like it"}}, "No operation of tenant acme"},
-			"OtherTenantsReference": {url.Values{"operation": {"inv-2002"}, "reason": {"looks like it"}}, "No operation of tenant acme"},
-			"NoReason":              {url.Values{"operation": {"inv-1001"}}, "Give the reason"},
-			"NoOperation":           {url.Values{"reason": {"because"}}, "Name the operation"},
+			"OtherTenantsOperation": {url.Values{"operation": {c.globex.ID}, "reason": {"looks like it"}}, "No operation of tenant acme", "link-operation"},
+			"OtherTenantsReference": {url.Values{"operation": {"inv-2002"}, "reason": {"looks like it"}}, "No operation of tenant acme", "link-operation"},
+			"NoReason":              {url.Values{"operation": {"inv-1001"}}, "Give the reason", "link-reason"},
+			"NoOperation":           {url.Values{"reason": {"because"}}, "Name the operation", "link-operation"},
 		} {
 			r := b.post(link, tc.form)
-			if r.status != http.StatusUnprocessableEntity || !testid(r.body, "problem", tc.want) {
-				t.Errorf("%s: %d, want 422 %q: %s", name, r.status, tc.want, r.body)
+			if r.status != http.StatusUnprocessableEntity || !testid(r.body, "problem", tc.want) || !testid(r.body, tc.field+"-error", tc.want) {
+				t.Errorf("%s: %d, want 422 %q beside %s: %s", name, r.status, tc.want, tc.field, r.body)
+			}
+			if tc.form.Get("operation") != "" && !bytes.Contains(r.body, []byte(`value="`+tc.form.Get("operation")+`"`)) {
+				t.Errorf("%s: what was typed is not kept", name)
 			}
 		}
 		if r := b.do(http.MethodPost, link, url.Values{"operation": {"inv-1001"}, "reason": {"no token"}}); r.status != http.StatusForbidden {
@@ -138,6 +167,10 @@ func TestConsole_QuarantineRefusals(t *testing.T) {
 		}
 		form := url.Values{"operation": {"inv-1001"}, "reason": {"guess"}}
 		for path, who := range map[string]string{
+			"/quarantine/acme/" + theirs:                "owner",
+			"/quarantine/globex/" + theirs:              "owner",
+			"/quarantine/-/" + orphan:                   "owner",
+			"/quarantine/acme/" + id:                    "refunds-owner",
 			"/quarantine/acme/" + theirs + "/dismiss":   "owner",
 			"/quarantine/globex/" + theirs + "/dismiss": "owner",
 			"/quarantine/-/" + orphan + "/dismiss":      "owner",
@@ -146,7 +179,13 @@ func TestConsole_QuarantineRefusals(t *testing.T) {
 			"/quarantine/acme/999999/link":              "owner",
 			"/quarantine/acme/nonsense/link":            "owner",
 		} {
-			if r := c.as(who).post(path, form); r.status != http.StatusNotFound {
+			var r response
+			if strings.HasSuffix(path, "/link") || strings.HasSuffix(path, "/dismiss") {
+				r = c.as(who).post(path, form)
+			} else {
+				r = c.as(who).get(path)
+			}
+			if r.status != http.StatusNotFound {
 				t.Errorf("%s by %s: %d, want 404", path, who, r.status)
 			}
 		}
@@ -173,8 +212,17 @@ func TestConsole_QuarantineRefusals(t *testing.T) {
 			q.ResolvedBy != "demo:ari" || q.OperationID != "" {
 			t.Fatalf("dismissed item %+v", q)
 		}
-		if r := b.post("/quarantine/acme/"+id+"/dismiss", url.Values{"reason": {"again"}}); r.status != http.StatusNotFound {
-			t.Fatalf("dismissing twice: %d", r.status)
+		r = b.post("/quarantine/acme/"+id+"/dismiss", url.Values{"reason": {"again"}})
+		if r.status != http.StatusConflict || !testid(r.body, "already", "Already dismissed by Ari Admin (admin) at ") {
+			t.Fatalf("dismissing twice: %d %s", r.status, r.body)
+		}
+		if q := c.quarantineItem(mustInt(t, id)); q.ResolvedAs != ledger.QuarantineDismissed || q.ResolvedByRole != "admin" {
+			t.Fatalf("dismissed item records %q by %q", q.ResolvedAs, q.ResolvedByRole)
+		}
+		resolved := b.get("/quarantine?status=resolved")
+		if !bytes.Contains(resolved.body, []byte(`data-kind="dismissed"`)) || !testid(resolved.body, "resolution-by", "Ari Admin (admin)") ||
+			!testid(resolved.body, "resolution-reason", "a test event from the dashboard") || bytes.Contains(resolved.body, []byte("demo:ari")) {
+			t.Fatalf("the resolved tab does not say it was dismissed, by whom: %s", resolved.body)
 		}
 	})
 }

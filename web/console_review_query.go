@@ -110,12 +110,12 @@ func (q quarQuery) scope(p *auth.Principal, now time.Time) (before *time.Time, a
 	return before, after, ""
 }
 
-// filter is q as the quarantine's store filter within p's scope, one row
-// more than a page (to know whether a next page exists).
+// filter is q as the quarantine's store filter within p's scope, a page
+// long (the review asks one row more, to know whether a next page exists).
 func (q quarQuery) filter(p *auth.Principal, now time.Time) (ledger.QuarantineFilter, string) {
 	f := quarantineScope(p, q.Status == "open")
 	f.Resolved = q.Status == "resolved"
-	f.Ref, f.Target, f.Reason, f.Limit = q.Ref, q.Target, q.Reason, reviewPageSize+1
+	f.Ref, f.Target, f.Reason, f.Limit = q.Ref, q.Target, q.Reason, reviewPageSize
 	var problem string
 	f.Before, f.After, problem = q.scope(p, now)
 	if q.Tenant != "" {

@@ -40,9 +40,13 @@ func testListQuarantinePages(t *testing.T, h Harness) {
 	if !slices.Equal(first, []int64{other, ids[4]}) {
 		t.Fatalf("first page = %v, want %v", first, []int64{other, ids[4]})
 	}
-	// A colleague resolves an item of the first page before Next.
-	if err := rs.ResolveQuarantine(f.ctx, "acme", ids[4], "handled"); err != nil {
+	// A colleague dismisses an item of the first page before Next.
+	if err := rs.ResolveQuarantine(f.as("oidc:ada", "Ada Admin", "admin"), "acme", ids[4], "handled"); err != nil {
 		t.Fatal(err)
+	}
+	if q := item(t, f, rs, ids[4]); q.ResolvedAs != ledger.QuarantineDismissed || q.ResolvedByRole != "admin" ||
+		q.ResolvedByName != "Ada Admin" {
+		t.Fatalf("dismissed item records %q by %q in role %q", q.ResolvedAs, q.ResolvedByName, q.ResolvedByRole)
 	}
 	second := list(ledger.QuarantineFilter{Open: true, Limit: 2, After: first[len(first)-1]})
 	if !slices.Equal(second, []int64{ids[3], ids[2]}) {

@@ -84,7 +84,8 @@ func testLink(t *testing.T, h Harness) {
 	}
 	q := item(t, f, rs, id)
 	if q.OperationID != op.ID || q.OpTenant != "acme" || q.ScopeTenant() != "acme" || q.ResolvedAt == nil ||
-		q.ResolvedBy != "oidc:olu" || q.ResolvedByName != "Olu Owner" || q.Resolution != "event carries our reference in metadata" {
+		q.ResolvedBy != "oidc:olu" || q.ResolvedByName != "Olu Owner" || q.Resolution != "event carries our reference in metadata" ||
+		q.ResolvedAs != ledger.QuarantineLinked || q.ResolvedByRole != "owner" {
 		t.Fatalf("linked item %+v", q)
 	}
 	got := f.get(op)
@@ -102,7 +103,8 @@ func testLink(t *testing.T, h Harness) {
 		a.Role != "owner" || a.RequestID != "req-oidc:olu" || a.Reason != "event carries our reference in metadata" {
 		t.Fatalf("link action %+v", a)
 	}
-	if got, err := rs.QuarantineItem(f.ctx, "acme", id); err != nil || got.ID != id || got.OperationID != op.ID || got.ResolvedAt == nil {
+	if got, err := rs.QuarantineItem(f.ctx, "acme", id); err != nil || got.ID != id || got.OperationID != op.ID || got.ResolvedAt == nil ||
+		got.ResolvedAs != ledger.QuarantineLinked || got.ResolvedByRole != "owner" {
 		t.Fatalf("quarantine item %+v %v", got, err)
 	}
 	_, err = rs.QuarantineItem(f.ctx, "globex", id)

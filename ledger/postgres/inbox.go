@@ -124,7 +124,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 	ref, opPrefix := f.RefArgs()
 	rows, err := s.pool.Query(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolved_by_name, resolution
+		resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
 		FROM quarantine WHERE (NOT $1 OR resolved_at IS NULL)
 			AND (scope_tenant <> '' AND ($2 OR scope_tenant = ANY($3::text[])) OR ($4 AND scope_tenant = ''))
 			AND ($6 OR (operation_id <> '' AND operation_id = $7) OR (claimed_reference <> '' AND claimed_reference = $8)
@@ -146,7 +146,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.QuarantineItem, error) {
 		var q ledger.QuarantineItem
 		err := r.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
+			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.ResolvedByRole, &q.ResolvedAs, &q.Resolution)
 		q.At = q.At.UTC()
 		utcp(q.ResolvedAt)
 		return q, err
@@ -166,9 +166,9 @@ func (s *Store) ResolveQuarantine(ctx context.Context, tenant string, id int64, 
 	err := s.withAction(ctx, ledger.ActionQuarantineResolve, tenant, object, func(tx pgx.Tx, a *ledger.Action) error {
 		a.Reason = resolution
 		err := tx.QueryRow(ctx, `UPDATE quarantine SET resolved_at = $3, resolved_by = $4, resolved_by_name = $5,
-			resolution = $6
+			resolution = $6, resolved_by_role = $7, resolution_kind = 'dismissed'
 			WHERE scope_tenant = $1 AND quarantine_id = $2 AND resolved_at IS NULL RETURNING operation_id`,
-			tenant, id, a.At, a.Subject, a.Name, resolution).Scan(&a.OperationID)
+			tenant, id, a.At, a.Subject, a.Name, resolution, a.Role).Scan(&a.OperationID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
 		}

@@ -32,9 +32,10 @@ func (s *Store) LinkQuarantine(ctx context.Context, tenant string, id int64, ope
 			return err
 		}
 		tag, err := tx.Exec(ctx, `UPDATE quarantine SET operation_id = $3, operation_tenant = $1,
-			resolved_at = $4, resolved_by = $5, resolved_by_name = $6, resolution = $7
+			resolved_at = $4, resolved_by = $5, resolved_by_name = $6, resolution = $7, resolved_by_role = $8,
+			resolution_kind = 'linked'
 			WHERE scope_tenant = $1 AND quarantine_id = $2 AND resolved_at IS NULL`,
-			tenant, id, operationID, a.At, a.Subject, a.Name, reason)
+			tenant, id, operationID, a.At, a.Subject, a.Name, reason, a.Role)
 		if err != nil {
 			return err
 		}
@@ -115,10 +116,10 @@ func (s *Store) QuarantineItem(ctx context.Context, tenant string, id int64) (le
 	var q ledger.QuarantineItem
 	err := s.pool.QueryRow(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolved_by_name, resolution
+		resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
 		FROM quarantine WHERE quarantine_id = $1 AND scope_tenant = $2`, id, tenant).Scan(&q.ID, &q.Target,
 		&q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant, &q.RemoteID, &q.OperationID, &q.OpTenant,
-		&q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
+		&q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.ResolvedByRole, &q.ResolvedAs, &q.Resolution)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return q, ledger.Errorf(ledger.ENotFound, "no quarantine item %d", id)
 	}

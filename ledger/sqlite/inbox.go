@@ -139,7 +139,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolved_by_name, resolution
+		resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
 		FROM quarantine WHERE (NOT ?1 OR resolved_at IS NULL)
 			AND (scope_tenant <> '' AND (?2 OR scope_tenant IN (SELECT value FROM json_each(?3)))
 				OR (?4 AND scope_tenant = ''))
@@ -168,7 +168,7 @@ func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) (
 			resolved sql.NullInt64
 		)
 		if err := rows.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution); err != nil {
+			&q.RemoteID, &q.OperationID, &q.OpTenant, &at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.ResolvedByRole, &q.ResolvedAs, &q.Resolution); err != nil {
 			return nil, fmt.Errorf("list quarantine: %w", err)
 		}
 		q.At, q.ResolvedAt = fromMicros(at), fromNull(resolved)
@@ -186,9 +186,9 @@ func (s *Store) ResolveQuarantine(ctx context.Context, tenant string, id int64, 
 	err := s.withAction(ctx, ledger.ActionQuarantineResolve, tenant, object, func(tx *sql.Tx, a *ledger.Action) error {
 		a.Reason = resolution
 		err := tx.QueryRowContext(ctx, `UPDATE quarantine SET resolved_at = ?, resolved_by = ?, resolved_by_name = ?,
-			resolution = ?
+			resolution = ?, resolved_by_role = ?, resolution_kind = 'dismissed'
 			WHERE scope_tenant = ? AND quarantine_id = ? AND resolved_at IS NULL RETURNING operation_id`,
-			micros(a.At), a.Subject, a.Name, resolution, tenant, id).Scan(&a.OperationID)
+			micros(a.At), a.Subject, a.Name, resolution, a.Role, tenant, id).Scan(&a.OperationID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
 		}

@@ -31,9 +31,10 @@ func (s *Store) LinkQuarantine(ctx context.Context, tenant string, id int64, ope
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE quarantine SET operation_id = ?3, operation_tenant = ?1,
-			resolved_at = ?4, resolved_by = ?5, resolved_by_name = ?6, resolution = ?7
+			resolved_at = ?4, resolved_by = ?5, resolved_by_name = ?6, resolution = ?7, resolved_by_role = ?8,
+			resolution_kind = 'linked'
 			WHERE scope_tenant = ?1 AND quarantine_id = ?2 AND resolved_at IS NULL`,
-			tenant, id, operationID, micros(a.At), a.Subject, a.Name, reason)
+			tenant, id, operationID, micros(a.At), a.Subject, a.Name, reason, a.Role)
 		if err != nil {
 			return err
 		}
@@ -130,10 +131,10 @@ func (s *Store) QuarantineItem(ctx context.Context, tenant string, id int64) (le
 	)
 	err := s.r.QueryRowContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
 		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolved_by_name, resolution
+		resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
 		FROM quarantine WHERE quarantine_id = ? AND scope_tenant = ?`, id, tenant).Scan(&q.ID, &q.Target,
 		&q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant, &q.RemoteID, &q.OperationID, &q.OpTenant,
-		&at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.Resolution)
+		&at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.ResolvedByRole, &q.ResolvedAs, &q.Resolution)
 	if errors.Is(err, sql.ErrNoRows) {
 		return q, ledger.Errorf(ledger.ENotFound, "no quarantine item %d", id)
 	}
