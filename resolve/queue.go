@@ -85,6 +85,43 @@ func (s *Service) Queue(ctx context.Context, sc Scope, f QueueFilter) (Queue, er
 	if err != nil {
 		return Queue{}, err
 	}
+	q, err := s.queuePage(ctx, sc, lf)
+	if err != nil {
+		return Queue{}, err
+	}
+	open, err := s.openByOperation(ctx, sc)
+	if err != nil {
+		return Queue{}, err
+	}
+	for i := range q.Items {
+		if r, ok := open[q.Items[i].Operation.Tenant+"/"+q.Items[i].Operation.ID]; ok {
+			q.Items[i].Open = &r
+		}
+	}
+	return q, nil
+}
+
+// AwaitingCount is how many operations of the queue await the context's
+// actor's approval (QueueFilter.AwaitingMe: someone else's open proposal
+// on a target sc resolves), counted up to limit: more reports that there
+// are more than limit. It reads the queue's own first page, so that the
+// number a person sees beside "Escalations" is the length of the list
+// "Awaiting my approval" shows them. EInvalid without a signed-in actor.
+func (s *Service) AwaitingCount(ctx context.Context, sc Scope, limit int) (n int, more bool, err error) {
+	lf, err := s.queueFilter(ctx, sc, QueueFilter{AwaitingMe: true, Limit: limit})
+	if err != nil {
+		return 0, false, err
+	}
+	q, err := s.queuePage(ctx, sc, lf)
+	if err != nil {
+		return 0, false, err
+	}
+	return len(q.Items), q.Next != "", nil
+}
+
+// queuePage reads the page lf selects of the operations sc resolves,
+// without their proposals.
+func (s *Service) queuePage(ctx context.Context, sc Scope, lf ledger.QueueFilter) (Queue, error) {
 	limit := lf.Limit
 	lf.Limit = min(limit+1, ledger.MaxListLimit)
 	var q Queue
@@ -117,15 +154,6 @@ func (s *Service) Queue(ctx context.Context, sc Scope, f QueueFilter) (Queue, er
 	}
 	if more {
 		q.Next = cursorAfter(items[limit-1].Operation)
-	}
-	open, err := s.openByOperation(ctx, sc)
-	if err != nil {
-		return Queue{}, err
-	}
-	for i := range items {
-		if r, ok := open[items[i].Operation.Tenant+"/"+items[i].Operation.ID]; ok {
-			items[i].Open = &r
-		}
 	}
 	q.Items = items
 	return q, nil

@@ -17,6 +17,24 @@ type Layout struct {
 	// Zone is the time zone the page prints times in ("UTC"), linked to
 	// the settings page where the person changes it.
 	Zone string
+	// Live, on the pages that refresh while open, is the live region's
+	// state; nil on every other page.
+	Live *Live
+}
+
+// Live is a page that refreshes while open: the console's script asks the
+// page's own URL for its live parts every Every milliseconds and puts
+// them in place. Without JavaScript the page shows when it was read and
+// a Reload link.
+type Live struct {
+	// Fragment renders only the live parts (the nav, the updated time and
+	// the region), for the script; false renders the whole page.
+	Fragment bool
+	// Updated is when the page was read, as the reader's clock shows it
+	// ("10:42:05"), and UpdatedISO the same moment in RFC 3339.
+	Updated, UpdatedISO string
+	Reload              string // the page's own URL
+	Every               string // the polling interval, in milliseconds
 }
 
 // SettingsPage is a person's console settings: the time zone of every
@@ -45,6 +63,10 @@ type Link struct {
 	Label   string
 	Href    string
 	Current bool
+	// Count, when set, is shown beside the label ("3", "99+") and
+	// CountText says it in words for screen readers ("3 awaiting your
+	// approval").
+	Count, CountText string
 }
 
 // Time is a moment shown relative ("3 min ago") with the exact UTC time in

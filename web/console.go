@@ -63,6 +63,11 @@ type pages struct {
 	now      func() time.Time
 	log      *slog.Logger
 	readOnly bool
+	// awaits counts what awaits a person, for the nav; nil shows no
+	// counts.
+	awaits *awaiting
+	// liveEvery is how often an open live page refreshes (livePaths).
+	liveEvery time.Duration
 }
 
 // features are the console's handlers, one struct per feature holding
@@ -121,7 +126,11 @@ func (s *server) routesConsole(e *echo.Echo, cfg Config) {
 			e.Add(r.Method, r.Path, r.handle)
 			continue
 		}
-		e.Add(r.Method, r.Path, r.handle, s.signIn.Middleware(), s.authorize(r))
+		mw := []echo.MiddlewareFunc{s.signIn.Middleware(), s.authorize(r)}
+		if r.Method == http.MethodGet && livePaths[r.Path] {
+			mw = append(mw, live)
+		}
+		e.Add(r.Method, r.Path, r.handle, mw...)
 	}
 }
 
@@ -196,9 +205,12 @@ func (pg pages) layout(c echo.Context, title, current string) views.Layout {
 	}
 	l.User = &views.User{Name: displayName(p), Roles: rolesText(p), Identity: identityText(p)}
 	l.Zone = zoneOf(c).String()
+	l.Live = pg.liveView(c)
 	for _, n := range navigation {
 		if p.Has(n.permission) {
-			l.Nav = append(l.Nav, views.Link{Label: n.label, Href: n.href, Current: current == n.key})
+			link := views.Link{Label: n.label, Href: n.href, Current: current == n.key}
+			link.Count, link.CountText = pg.count(c, p, n.key)
+			l.Nav = append(l.Nav, link)
 		}
 	}
 	return l

@@ -389,7 +389,7 @@ func TestConsole_HeadersAndErrors(t *testing.T) {
 		b := c.as("support")
 		r := b.get("/operations")
 		for h, want := range map[string]string{
-			"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+			"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 			"Referrer-Policy":         "same-origin",
 			"X-Content-Type-Options":  "nosniff",
 			"Cache-Control":           "no-store",

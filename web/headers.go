@@ -34,8 +34,9 @@ func headers(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // consoleCSP allows the console's own files and nothing else: no inline
-// script or style, no framing, forms posting only back to settle.
-const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+// script or style, no framing, forms posting only back to settle, and
+// requests from script (the live pages' polling) only to settle.
+const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // Metrics serves reg at /metrics, and /healthz, and nothing else, for a

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"settle/ledger"
+	"settle/resolve"
 	"settle/target"
 )
 
@@ -82,6 +83,9 @@ type Config struct {
 	// `settle gonogo` weighs them on the Targets pages' go/no-go gate.
 	Retention   ledger.RetentionPolicy
 	MaxDrillAge time.Duration
+	// LiveEvery is how often an open list or operation page refreshes
+	// itself; 0 means DefaultLiveEvery.
+	LiveEvery time.Duration
 }
 
 // Limits bounds what requests may hold at once; a zero field means its
@@ -134,12 +138,19 @@ type server struct {
 // New returns the configured Echo server.
 func New(cfg Config) *echo.Echo {
 	s := &server{store: cfg.Store, signIn: cfg.SignIn,
-		pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly}}
+		pages: pages{log: cfg.Logger, now: cfg.Now, readOnly: cfg.ReadOnly, liveEvery: cfg.LiveEvery}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.liveEvery <= 0 {
+		s.liveEvery = DefaultLiveEvery
+	}
+	if cfg.Store != nil {
+		// Counting needs neither contracts nor a client: no target is asked.
+		s.awaits = &awaiting{resolve: resolve.New(cfg.Store, nil, nil, s.now), quarantine: cfg.Store}
 	}
 	s.shed = newSheddingLog(s.log)
 	e := echo.New()

@@ -395,3 +395,18 @@ func (b *Browser) Post(action string, fields map[string]string) int {
 	js += ` document.body.appendChild(f); f.submit(); })()`
 	return b.load("post to "+action, chromedp.Evaluate[chromedp.Void](js))
 }
+
+// Eval runs the JavaScript expression js in the page and returns its value
+// as a string (String(value)): for what a person's browser does that no
+// form or link shows, such as the tab being hidden, or which element holds
+// the focus.
+func (b *Browser) Eval(js string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string]("String((() => { return ("+js+"); })())"))
+	if err != nil {
+		b.t.Fatalf("browsertest: eval %s: %v", js, err)
+	}
+	return v
+}
