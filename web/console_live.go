@@ -136,6 +136,6 @@ func (a *awaiting) openQuarantine(ctx context.Context, p *auth.Principal) (int, 
 	if more {
 		items = items[:countCap]
 	}
-	n := len(visibleQuarantine(p, items))
+	n := len(resolve.Visible(reviewerScope{p}, items))
 	return n, more, nil
 }
