@@ -196,7 +196,7 @@ type AdminTenantPage struct {
 	// TestResult / TestProblem say how the endpoint answered a test
 	// delivery, on the response to it.
 	TestResult, TestProblem string
-	CallbackURL    string        // the value a refused form keeps
+	CallbackURL             string // the value a refused form keeps
 	// CallbackProblem is why the URL was refused, beside the field.
 	CallbackProblem string
 	Problem         string // why the last change was refused

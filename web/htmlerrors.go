@@ -45,6 +45,7 @@ var pageMessages = map[int]string{
 // htmlError renders the console's error page for status. Internal errors
 // show the request id only; their text was logged by errorHandler.
 func (s *server) htmlError(c echo.Context, status int, err error) {
+	c.Set(liveKey, nil) // an error page is never live: it is the same for every address that has nothing
 	v := views.ErrorPage{Layout: s.layout(c, "Error", ""), Status: status}
 	v.Heading = pageHeadings[status]
 	if v.Heading == "" {
