@@ -124,6 +124,18 @@ func TestConsole_LiveBrowser(t *testing.T) {
 	b.Eval(`(() => { window.tabHidden = false; document.dispatchEvent(new Event("visibilitychange")); return true; })()`)
 	eventually(t, "the row after the tab is shown again", func() bool { return count() > at && b.Count(rows) == 5 })
 
+	// The operation's story follows its decision, made by two colleagues.
+	op := c.escalatedUnanswered("acme")
+	if st := b.Navigate(c.base + c.opPath(op)); st != http.StatusOK || !strings.HasPrefix(b.TextByTestID("status"), "Under review") {
+		t.Fatalf("the operation page: %d, %q", st, b.TextByTestID("status"))
+	}
+	events := b.Count(`[data-testid="event"]`)
+	c.approve("owner", c.propose("owner-b", op))
+	eventually(t, "the decision on the open operation page", func() bool {
+		return b.TextByTestID("status") == "Not applied" && b.Count(`[data-testid="event"]`) > events
+	})
+	check("live-operation-decided")
+
 	// Without JavaScript: the time read and the Reload link, no button.
 	nojs := browsertest.New(t)
 	nojs.DisableJavaScript()

@@ -15,14 +15,29 @@ import (
 
 // propose records who's proposal of "confirm not applied" on op, as the
 // console's propose form does through the resolve service.
-func (c *console) propose(who string, op ledger.Operation) {
+func (c *console) propose(who string, op ledger.Operation) ledger.Resolution {
 	c.t.Helper()
-	p := principals[who]
-	ctx := ledger.NewContextWithActor(context.Background(), ledger.Actor{Subject: p.Subject, Name: p.Name, Role: "owner"})
-	if _, err := resolve.New(c.store, nil, nil, nil).Propose(ctx, resolve.TenantScope(op.Tenant), op.Tenant, op.ID,
-		resolve.Proposal{Kind: ledger.KindConfirmNotApplied, Reason: "the provider's dashboard shows nothing"}); err != nil {
+	r, err := resolve.New(c.store, nil, nil, nil).Propose(actor(who), resolve.TenantScope(op.Tenant), op.Tenant, op.ID,
+		resolve.Proposal{Kind: ledger.KindConfirmNotApplied, Reason: "the provider's dashboard shows nothing"})
+	if err != nil {
 		c.t.Fatal(err)
 	}
+	return r
+}
+
+// approve records who's approval of proposal r.
+func (c *console) approve(who string, r ledger.Resolution) {
+	c.t.Helper()
+	if _, err := resolve.New(c.store, nil, nil, nil).Approve(actor(who), resolve.TenantScope(r.Tenant), r.Tenant, r.ID,
+		resolve.Approval{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// actor is the context of one of the test principals acting as an owner.
+func actor(who string) context.Context {
+	p := principals[who]
+	return ledger.NewContextWithActor(context.Background(), ledger.Actor{Subject: p.Subject, Name: p.Name, Role: "owner"})
 }
 
 var navCountRe = regexp.MustCompile(`data-testid="nav-(\w+)"[^>]*>\s*\w+\s*<span class="count" aria-hidden="true" data-testid="nav-count">([^<]+)</span>\s*<span class="visually-hidden">, ([^<]+)</span>`)

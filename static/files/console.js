@@ -127,7 +127,7 @@
   }
   function apply(text) {
     var doc = new DOMParser().parseFromString(text, "text/html");
-    var before = items(region), changed = false, held = false, updated = null;
+    var before = items(region), navChanged = false, held = false, updated = null;
     doc.querySelectorAll("[data-live-part]").forEach(function (src) {
       var name = src.getAttribute("data-live-part");
       var dst = document.querySelector('[data-live-part="' + name + '"]');
@@ -139,7 +139,7 @@
       dst.innerHTML = src.innerHTML;
       last[name] = n;
       enhance(dst);
-      changed = true;
+      navChanged = navChanged || name === "nav";
     });
     if (held) {
       if (!waiting) { say("New changes are waiting: they appear when you leave the form or the list."); }
@@ -149,9 +149,13 @@
     waiting = false;
     var dst = document.querySelector('[data-live-part="updated"]');
     if (updated && dst) { dst.innerHTML = updated.innerHTML; }
-    if (changed) {
-      var what = news(before, items(region));
-      say("Updated " + (updated ? updated.textContent.replace(/^\s*Updated at\s*/, "").trim() : "") + (what ? ": " + what : ""));
+    // Only rows that came or went, and the nav's counts, are announced:
+    // a row that changed in place (an age, a status) shows without words,
+    // so that a screen reader is not told "updated" every minute.
+    var what = news(before, items(region));
+    if (navChanged) { what = what ? what + "; new counts in the navigation" : "new counts in the navigation"; }
+    if (what) {
+      say("Updated " + (updated ? updated.textContent.replace(/^\s*Updated at\s*/, "").trim() : "") + ": " + what);
     }
   }
   function poll() {
