@@ -19,6 +19,7 @@ type Driver interface {
 	LeaderDriver
 	DrillDriver
 	SessionDriver
+	QuarantineDriver
 }
 
 // ErrDuplicateKey is what a driver returns when an insert would repeat a

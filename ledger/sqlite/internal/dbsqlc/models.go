@@ -229,6 +229,8 @@ type Quarantine struct {
 	Resolution       string
 	ScopeTenant      string
 	ResolvedByName   string
+	ResolutionKind   string
+	ResolvedByRole   string
 }
 
 type Resolution struct {

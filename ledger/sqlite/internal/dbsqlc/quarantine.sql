@@ -1,0 +1,24 @@
+-- name: QuarantineList :many
+-- See the PostgreSQL query. The reviewer's tenants are a JSON array;
+-- times are INTEGER microseconds.
+SELECT quarantine_id, target, CAST(coalesce(delivery_id, 0) AS INTEGER) AS delivery_id, reason, event_id,
+    claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
+    resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
+FROM quarantine
+WHERE (NOT CAST(@open_only AS BOOLEAN) OR resolved_at IS NULL)
+    AND (NOT CAST(@resolved_only AS BOOLEAN) OR resolved_at IS NOT NULL)
+    AND (scope_tenant <> '' AND (CAST(@all_tenants AS BOOLEAN) OR scope_tenant IN (SELECT value FROM json_each(CAST(@tenants AS TEXT))))
+        OR (CAST(@unattributed AS BOOLEAN) AND scope_tenant = ''))
+    AND (CAST(@any_item AS BOOLEAN) OR (operation_id <> '' AND operation_id = CAST(@about_operation AS TEXT))
+        OR (claimed_reference <> '' AND claimed_reference = CAST(@about_reference AS TEXT))
+        OR (remote_id <> '' AND remote_id = CAST(@about_remote AS TEXT)))
+    AND (CAST(@target AS TEXT) = '' OR target = CAST(@target AS TEXT))
+    AND (CAST(@ref AS TEXT) = '' OR lower(event_id) = lower(CAST(@ref AS TEXT))
+        OR lower(claimed_reference) = lower(CAST(@ref AS TEXT))
+        OR remote_id = CAST(@ref AS TEXT) OR operation_id = CAST(@ref AS TEXT)
+        OR (CAST(@op_prefix AS TEXT) <> '' AND substr(operation_id, 1, length(CAST(@op_prefix AS TEXT))) = CAST(@op_prefix AS TEXT)))
+    AND (CAST(@reason AS TEXT) = '' OR instr(lower(reason), lower(CAST(@reason AS TEXT))) > 0)
+    AND (sqlc.narg(before) IS NULL OR quarantined_at < sqlc.narg(before))
+    AND (CAST(@after_id AS INTEGER) = 0 OR quarantine_id < CAST(@after_id AS INTEGER))
+ORDER BY quarantine_id DESC
+LIMIT @max_rows;
