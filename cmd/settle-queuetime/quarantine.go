@@ -29,7 +29,7 @@ func seedQuarantinePostgres(ctx context.Context, pool *pgxpool.Pool, tenant stri
 			remote_id, quarantined_at, scope_tenant, resolved_at, resolved_by, resolved_by_name, resolved_by_role,
 			resolution_kind, resolution)
 		SELECT CASE WHEN i % 2 = 0 THEN 'payments' ELSE 'transfers' END,
-			CASE WHEN i % 1000 = 0 THEN 'contradicts the ledger' ELSE 'no operation carries the event''s reference' END,
+			CASE WHEN i % 1000 = 1 THEN 'contradicts the ledger' ELSE 'no operation carries the event''s reference' END,
 			'evt-perf-' || i, 'ref-perf-' || i, $1, 'ch_perf_' || i, t, $1,
 			CASE WHEN i % 10 = 0 THEN t END, CASE WHEN i % 10 = 0 THEN 'perf:ada' ELSE '' END,
 			CASE WHEN i % 10 = 0 THEN 'Ada' ELSE '' END, CASE WHEN i % 10 = 0 THEN 'owner' ELSE '' END,
@@ -46,7 +46,7 @@ func seedQuarantineSQLite(ctx context.Context, db *sql.DB, tenant string, n int,
 			quarantined_at, scope_tenant, resolved_at, resolved_by, resolved_by_name, resolved_by_role,
 			resolution_kind, resolution)
 		SELECT CASE WHEN i % 2 = 0 THEN 'payments' ELSE 'transfers' END,
-			CASE WHEN i % 1000 = 0 THEN 'contradicts the ledger' ELSE 'no operation carries the event''s reference' END,
+			CASE WHEN i % 1000 = 1 THEN 'contradicts the ledger' ELSE 'no operation carries the event''s reference' END,
 			'evt-perf-' || i, 'ref-perf-' || i, ?1, 'ch_perf_' || i, ?3 - (?2 - i) * 1000000, ?1,
 			CASE WHEN i % 10 = 0 THEN ?3 - (?2 - i) * 1000000 END, CASE WHEN i % 10 = 0 THEN 'perf:ada' ELSE '' END,
 			CASE WHEN i % 10 = 0 THEN 'Ada' ELSE '' END, CASE WHEN i % 10 = 0 THEN 'owner' ELSE '' END,

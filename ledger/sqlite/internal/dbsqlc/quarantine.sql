@@ -1,6 +1,10 @@
 -- name: QuarantineList :many
 -- See the PostgreSQL query. The reviewer's tenants are a JSON array;
--- times are INTEGER microseconds.
+-- times are INTEGER microseconds. SQLite does not fold a parameter's
+-- "= ''" away as PostgreSQL does, so what should use an index is written
+-- as one comparison: the page's continuation as a bound on the id, and
+-- an operation id prefix (lowercase hex and '-', all below '~') as a
+-- range.
 SELECT quarantine_id, target, CAST(coalesce(delivery_id, 0) AS INTEGER) AS delivery_id, reason, event_id,
     claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
     resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
@@ -16,9 +20,10 @@ WHERE (NOT CAST(@open_only AS BOOLEAN) OR resolved_at IS NULL)
     AND (CAST(@ref AS TEXT) = '' OR lower(event_id) = lower(CAST(@ref AS TEXT))
         OR lower(claimed_reference) = lower(CAST(@ref AS TEXT))
         OR remote_id = CAST(@ref AS TEXT) OR operation_id = CAST(@ref AS TEXT)
-        OR (CAST(@op_prefix AS TEXT) <> '' AND substr(operation_id, 1, length(CAST(@op_prefix AS TEXT))) = CAST(@op_prefix AS TEXT)))
+        OR (CAST(@op_prefix AS TEXT) <> '' AND operation_id >= CAST(@op_prefix AS TEXT)
+            AND operation_id < CAST(@op_prefix AS TEXT) || '~'))
     AND (CAST(@reason AS TEXT) = '' OR instr(lower(reason), lower(CAST(@reason AS TEXT))) > 0)
     AND (sqlc.narg(before) IS NULL OR quarantined_at < sqlc.narg(before))
-    AND (CAST(@after_id AS INTEGER) = 0 OR quarantine_id < CAST(@after_id AS INTEGER))
+    AND quarantine_id < CASE WHEN CAST(@after_id AS INTEGER) = 0 THEN 9223372036854775807 ELSE CAST(@after_id AS INTEGER) END
 ORDER BY quarantine_id DESC
 LIMIT @max_rows;

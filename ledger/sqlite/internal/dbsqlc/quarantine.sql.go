@@ -26,10 +26,11 @@ WHERE (NOT CAST(?1 AS BOOLEAN) OR resolved_at IS NULL)
     AND (CAST(?11 AS TEXT) = '' OR lower(event_id) = lower(CAST(?11 AS TEXT))
         OR lower(claimed_reference) = lower(CAST(?11 AS TEXT))
         OR remote_id = CAST(?11 AS TEXT) OR operation_id = CAST(?11 AS TEXT)
-        OR (CAST(?12 AS TEXT) <> '' AND substr(operation_id, 1, length(CAST(?12 AS TEXT))) = CAST(?12 AS TEXT)))
+        OR (CAST(?12 AS TEXT) <> '' AND operation_id >= CAST(?12 AS TEXT)
+            AND operation_id < CAST(?12 AS TEXT) || '~'))
     AND (CAST(?13 AS TEXT) = '' OR instr(lower(reason), lower(CAST(?13 AS TEXT))) > 0)
     AND (?14 IS NULL OR quarantined_at < ?14)
-    AND (CAST(?15 AS INTEGER) = 0 OR quarantine_id < CAST(?15 AS INTEGER))
+    AND quarantine_id < CASE WHEN CAST(?15 AS INTEGER) = 0 THEN 9223372036854775807 ELSE CAST(?15 AS INTEGER) END
 ORDER BY quarantine_id DESC
 LIMIT ?16
 `
@@ -74,7 +75,11 @@ type QuarantineListRow struct {
 }
 
 // See the PostgreSQL query. The reviewer's tenants are a JSON array;
-// times are INTEGER microseconds.
+// times are INTEGER microseconds. SQLite does not fold a parameter's
+// "= ”" away as PostgreSQL does, so what should use an index is written
+// as one comparison: the page's continuation as a bound on the id, and
+// an operation id prefix (lowercase hex and '-', all below '~') as a
+// range.
 func (q *Queries) QuarantineList(ctx context.Context, arg QuarantineListParams) ([]QuarantineListRow, error) {
 	rows, err := q.db.QueryContext(ctx, quarantineList,
 		arg.OpenOnly,
