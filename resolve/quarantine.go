@@ -42,6 +42,20 @@ func (t TenantScope) CanReview(tenant, _ string) bool { return tenant != "" && t
 // RoleFor implements ReviewScope: "", the actor's own role is kept.
 func (t TenantScope) RoleFor(string, string) string { return "" }
 
+// Operator reviews every tenant's items and the unattributed ones: the
+// CLI's operator, who holds the database's credentials. The actor's own
+// role is kept.
+type Operator struct{}
+
+// ReviewTenants implements ReviewScope.
+func (Operator) ReviewTenants() (bool, []string) { return true, nil }
+
+// CanReview implements ReviewScope.
+func (Operator) CanReview(string, string) bool { return true }
+
+// RoleFor implements ReviewScope.
+func (Operator) RoleFor(string, string) string { return "" }
+
 // Quarantine holds every rule of a person's review of quarantined events.
 type Quarantine struct{ store QuarantineStore }
 
