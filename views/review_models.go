@@ -84,7 +84,6 @@ type QuarantineItemPage struct {
 	// Already says a colleague resolved it first: "Already dismissed by
 	// Grace Owner (owner) at 2026-12-03 09:14 UTC."
 	Already string
-	Done    string // what the person's own action did
 	Problem string // why it could not be done, for the whole form
 
 	Reason            string // why it was quarantined

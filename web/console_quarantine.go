@@ -168,10 +168,3 @@ func alreadyText(r *views.QuarantineResolution) string {
 	}
 	return s + " by " + r.By + " at " + r.At.Absolute + "."
 }
-
-func orName(name, subject string) string {
-	if name != "" {
-		return name
-	}
-	return subject
-}
