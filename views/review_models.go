@@ -59,6 +59,9 @@ type QuarantinePage struct {
 	Bulk    bool
 	Filter  []Hidden
 	BulkMax string
+	// BulkAll is the "all matching" button: "Dismiss all 7 matching this
+	// filter…", or "… (more than 50)…" when the list has other pages.
+	BulkAll string
 }
 
 // Hidden is one hidden input of a form.

@@ -79,6 +79,7 @@ func (rv *review) quarantinePage(c echo.Context) error {
 		v.Rows = append(v.Rows, r)
 	}
 	if v.Bulk {
+		v.BulkAll = bulkAllLabel(len(v.Rows), v.First != "" || v.Next != "")
 		for k, xs := range q.values() {
 			v.Filter = append(v.Filter, views.Hidden{Name: k, Value: xs[0]})
 		}
@@ -167,4 +168,16 @@ func alreadyText(r *views.QuarantineResolution) string {
 		s = "Already linked to operation " + r.Operation
 	}
 	return s + " by " + r.By + " at " + r.At.Absolute + "."
+}
+
+// bulkAllLabel is the "all matching" button for a list of n rows: the
+// count when this page is the whole list, else only that there are more.
+func bulkAllLabel(n int, paged bool) string {
+	if paged {
+		return "Dismiss all matching this filter (more than " + strconv.Itoa(reviewPageSize) + ")…"
+	}
+	if n == 1 {
+		return "Dismiss the one matching this filter…"
+	}
+	return "Dismiss all " + strconv.Itoa(n) + " matching this filter…"
 }
