@@ -606,7 +606,7 @@ var planCases = []planCase{
 			EventID: "evt-plan"})
 		return err
 	}},
-	{name: "ListQuarantine/Open", want: []string{"quarantine_open|quarantine_pkey|quarantine_scope"},
+	{name: "ListQuarantine/Open", want: []string{"quarantine_open_id|quarantine_open|quarantine_pkey|quarantine_scope"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true})
 			return err
