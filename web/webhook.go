@@ -138,7 +138,7 @@ func (wh *webhooks) readWebhookBody(c echo.Context, name string, limit int64) (b
 	if req.ContentLength >= 0 {
 		size = req.ContentLength
 	}
-	cb := &cutBody{body: req.Body, rc: http.NewResponseController(c.Response())}
+	cb := &cutBody{body: req.Body, rc: http.NewResponseController(c.Response().Writer)}
 	place, ok := wh.reads.acquire(req.Context(), size, cb.stop)
 	if !ok {
 		wh.count.WithLabelValues(name, "overloaded").Inc()
