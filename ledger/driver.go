@@ -20,6 +20,7 @@ type Driver interface {
 	DrillDriver
 	SessionDriver
 	CallbackDriver
+	RetentionDriver
 }
 
 // CallbackDriver is the SQL of a tenant's callback delivery status.
