@@ -40,13 +40,13 @@ type TenantEraser interface {
 	Erasures(ctx context.Context, tenant string) ([]Erasure, error)
 }
 
-// ErasureBatch bounds the operations one erasure transaction deletes.
-const ErasureBatch = 500
+// erasureBatch bounds the operations one erasure transaction deletes.
+const erasureBatch = 500
 
-// CheckErasure decides whether a tenant with unfinished operations not yet
+// checkErasure decides whether a tenant with unfinished operations not yet
 // final (counted up to a limit) may be erased: only when forced, since a
 // send, replay or lookup in progress would lose the record of what it did.
-func CheckErasure(tenant string, open int, force bool) error {
+func checkErasure(tenant string, open int, force bool) error {
 	if open > 0 && !force {
 		return Errorf(EConflict, "tenant %s has %s not yet final (PREPARED, IN_FLIGHT, UNKNOWN or ESCALATED): "+
 			"erasing it would lose the record of requests that may have reached the target; "+
@@ -55,21 +55,21 @@ func CheckErasure(tenant string, open int, force bool) error {
 	return nil
 }
 
-// ValidateErasure checks an erasure request before any store is touched:
+// validateErasure checks an erasure request before any store is touched:
 // a valid tenant and an actor.
-func ValidateErasure(ctx context.Context, tenant string) (Actor, error) {
+func validateErasure(ctx context.Context, tenant string) (Actor, error) {
 	if !ValidTenant(tenant) {
 		return Actor{}, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
 	}
 	return ActorOf(ctx)
 }
 
-// ErasureCountLimit bounds the count of unfinished operations an erasure
+// erasureCountLimit bounds the count of unfinished operations an erasure
 // looks for: the decision needs only "any", the person a sense of size.
-const ErasureCountLimit = unfinishedCountLimit
+const erasureCountLimit = unfinishedCountLimit
 
-// MarshalCounts encodes counts for an erasure record: kind → count.
-func MarshalCounts(c RetentionCounts) []byte {
+// marshalCounts encodes counts for an erasure record: kind → count.
+func marshalCounts(c RetentionCounts) []byte {
 	m := map[string]int{}
 	for _, k := range c.Kinds() {
 		m[k.Kind] = k.Count
@@ -78,9 +78,9 @@ func MarshalCounts(c RetentionCounts) []byte {
 	return b
 }
 
-// UnmarshalCounts decodes MarshalCounts' encoding; unknown kinds are
+// unmarshalCounts decodes marshalCounts' encoding; unknown kinds are
 // ignored.
-func UnmarshalCounts(b []byte) (RetentionCounts, error) {
+func unmarshalCounts(b []byte) (RetentionCounts, error) {
 	var m map[string]int
 	if err := json.Unmarshal(b, &m); err != nil {
 		return RetentionCounts{}, err

@@ -281,7 +281,7 @@ type TenantErasure struct {
 	Subject    string
 	ActorName  string
 	Role       string
-	Forced     int64
+	Forced     bool
 	Unfinished int64
 	Counts     string
 }
