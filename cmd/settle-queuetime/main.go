@@ -1,13 +1,15 @@
-// Command settle-queuetime seeds a queue of escalated operations and a
-// quarantine of inbound events and prints how long the escalation queue
-// (resolve.Service.Queue, what /escalations renders) and the quarantine
-// (resolve.Quarantine.List, what /quarantine renders) take for their
-// first page, a deep page and their filters: the median and p95 of -runs
-// reads each, and the median as a ratio to an anchor measured in the same
-// run (one operation read by its id), which drifts with the machine as
-// the measures do. On PostgreSQL it prints the plan of the quarantine's
-// open first page. It is a measurement, not a test; docs/performance.md
-// records its figures.
+// Command settle-queuetime seeds a queue of escalated operations, a
+// quarantine of inbound events and an audit finding per operation, and
+// prints how long the escalation queue (resolve.Service.Queue, what
+// /escalations renders), the quarantine (resolve.Quarantine.List, what
+// /quarantine renders) and the findings (ReviewStore.ListFindings with
+// /findings' filter) take for their first page, a deep page and their
+// filters: the median and p95 of -runs reads each, and the median as a
+// ratio to an anchor measured in the same run (one operation read by its
+// id), which drifts with the machine as the measures do. On PostgreSQL it
+// prints the plans of the quarantine's open first page and of the
+// findings' first page and searches. It is a measurement, not a test;
+// docs/performance.md records its figures.
 //
 //	settle-queuetime -database-url postgres://… -n 100000
 //	settle-queuetime -sqlite /tmp/q.db -n 100000
@@ -49,6 +51,7 @@ func main() {
 type store interface {
 	resolve.Store
 	resolve.QuarantineStore
+	findingStore
 	Close() error
 }
 
@@ -85,11 +88,17 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 		if err := seedQuarantinePostgres(ctx, pool, tenant, n, now); err != nil {
 			return fmt.Errorf("seed quarantine: %w", err)
 		}
-		if _, err := pool.Exec(ctx, `ANALYZE operation_ledger; ANALYZE quarantine`); err != nil {
+		if err := seedFindingsPostgres(ctx, pool, tenant); err != nil {
+			return fmt.Errorf("seed findings: %w", err)
+		}
+		if _, err := pool.Exec(ctx, `ANALYZE operation_ledger; ANALYZE quarantine; ANALYZE audit_findings`); err != nil {
 			return err
 		}
 		cleanup = func() error {
-			_, err := pool.Exec(context.Background(), `DELETE FROM operation_ledger WHERE tenant_id = $1`, tenant)
+			_, err := pool.Exec(context.Background(), `DELETE FROM audit_findings WHERE tenant_id = $1`, tenant)
+			if err == nil {
+				_, err = pool.Exec(context.Background(), `DELETE FROM operation_ledger WHERE tenant_id = $1`, tenant)
+			}
 			if err == nil {
 				_, err = pool.Exec(context.Background(), `DELETE FROM quarantine WHERE scope_tenant = $1`, tenant)
 			}
@@ -119,6 +128,9 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 		if err := seedQuarantineSQLite(ctx, db, tenant, n, now); err != nil {
 			return fmt.Errorf("seed quarantine: %w", err)
 		}
+		if err := seedFindingsSQLite(ctx, db, tenant); err != nil {
+			return fmt.Errorf("seed findings: %w", err)
+		}
 		if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
 			return err
 		}
@@ -133,7 +145,7 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 			fmt.Fprintln(os.Stderr, "settle-queuetime: cleanup:", err)
 		}
 	}()
-	fmt.Printf("seeded %d escalated operations and %d quarantined events of tenant %s in %s\n", n, n, tenant,
+	fmt.Printf("seeded %d escalated operations, %d quarantined events and %d audit findings of tenant %s in %s\n", n, n, n, tenant,
 		time.Since(start).Round(time.Millisecond))
 
 	svc := resolve.New(st, nil, nil, func() time.Time { return now })
@@ -178,7 +190,10 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 			return err
 		}
 	}
-	return measureQuarantine(ctx, st, tenant, now, runs, anchor, explain)
+	if err := measureQuarantine(ctx, st, tenant, now, runs, anchor, explain); err != nil {
+		return err
+	}
+	return measureFindings(ctx, st, tenant, n, runs, anchor, explain)
 }
 
 // measure times f runs times and prints its median and p95, and the
