@@ -21,6 +21,13 @@ type Driver interface {
 	SessionDriver
 	CallbackDriver
 	RetentionDriver
+	TenantDriver
+	ActionDriver
+	QuarantineDriver
+	// WithTx runs fn with a Driver whose primitives all run in one
+	// transaction, committed when fn returns nil and rolled back
+	// otherwise. Inside it, WithTx runs fn in the same transaction.
+	WithTx(ctx context.Context, fn func(tx Driver) error) error
 }
 
 // CallbackDriver is the SQL of a tenant's callback delivery status.

@@ -33,6 +33,29 @@ type ReviewScope interface {
 	RoleFor(tenant, target string) string
 }
 
+// ReviewTenants implements ReviewScope: the one tenant.
+func (t TenantScope) ReviewTenants() (bool, []string) { return t.ResolveTenants() }
+
+// CanReview implements ReviewScope: every target of the one tenant.
+func (t TenantScope) CanReview(tenant, _ string) bool { return tenant != "" && tenant == string(t) }
+
+// RoleFor implements ReviewScope: "", the actor's own role is kept.
+func (t TenantScope) RoleFor(string, string) string { return "" }
+
+// Operator reviews every tenant's items and the unattributed ones: the
+// CLI's operator, who holds the database's credentials. The actor's own
+// role is kept.
+type Operator struct{}
+
+// ReviewTenants implements ReviewScope.
+func (Operator) ReviewTenants() (bool, []string) { return true, nil }
+
+// CanReview implements ReviewScope.
+func (Operator) CanReview(string, string) bool { return true }
+
+// RoleFor implements ReviewScope.
+func (Operator) RoleFor(string, string) string { return "" }
+
 // Quarantine holds every rule of a person's review of quarantined events.
 type Quarantine struct{ store QuarantineStore }
 
@@ -221,13 +244,15 @@ func (q *Quarantine) inScope(sc ReviewScope, tenant string) bool {
 }
 
 // actingOn is ctx with its actor's role for the item's tenant and target:
-// the event log and the item record the role that let them act on it.
+// the event log and the item record the role that let them act on it (a
+// scope that names none keeps the actor's).
 func actingOn(ctx context.Context, sc ReviewScope, it ledger.QuarantineItem) context.Context {
 	a, ok := ledger.ActorFromContext(ctx)
-	if !ok {
+	role := sc.RoleFor(it.ScopeTenant(), it.Target)
+	if !ok || role == "" {
 		return ctx
 	}
-	a.Role = sc.RoleFor(it.ScopeTenant(), it.Target)
+	a.Role = role
 	return ledger.NewContextWithActor(ctx, a)
 }
 

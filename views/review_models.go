@@ -59,6 +59,9 @@ type QuarantinePage struct {
 	Bulk    bool
 	Filter  []Hidden
 	BulkMax string
+	// BulkAll is the "all matching" button: "Dismiss all 7 matching this
+	// filter…", or "… (more than 50)…" when the list has other pages.
+	BulkAll string
 }
 
 // Hidden is one hidden input of a form.
@@ -84,7 +87,6 @@ type QuarantineItemPage struct {
 	// Already says a colleague resolved it first: "Already dismissed by
 	// Grace Owner (owner) at 2026-12-03 09:14 UTC."
 	Already string
-	Done    string // what the person's own action did
 	Problem string // why it could not be done, for the whole form
 
 	Reason            string // why it was quarantined

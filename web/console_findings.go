@@ -178,3 +178,12 @@ func (o *operationPages) operationReview(ctx context.Context, p *auth.Principal,
 	}
 	return v, fs, nil
 }
+
+// orName is a finding acknowledger's name, or their subject for one
+// recorded before names were kept.
+func orName(name, subject string) string {
+	if name != "" {
+		return name
+	}
+	return subject
+}

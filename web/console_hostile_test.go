@@ -35,6 +35,8 @@ func TestConsole_HostileTextNeverFails(t *testing.T) {
 				urls = append(urls, "/figures?"+q+"="+e, "/figures.csv?"+q+"="+e)
 			}
 			urls = append(urls, "/figures/overview?sort="+e+"&dir="+e, "/quarantine?status="+e+"&done="+e,
+				"/quarantine/acme/"+p, "/quarantine/"+p+"/1", "/quarantine/dismiss?scope=selected&item="+e,
+				"/quarantine/dismiss?scope=all&q="+e+"&age="+e+"&tenant="+e, "/quarantine?done=bulk&dismissed="+e,
 				"/findings?done="+e, "/admin?tenant="+e, "/admin/tenants/"+p, "/targets/"+p,
 				"/operations/acme/"+p, "/operations/"+p+"/"+op.ID, "/escalations/acme/"+p, "/escalations/"+p+"/"+op.ID)
 		}
@@ -57,6 +59,7 @@ func TestConsole_HostileTextNeverFails(t *testing.T) {
 				{"/escalations/acme/" + p + "/propose", url.Values{"kind": {"confirm_not_applied"}, "reason": {"checked"}}},
 				{"/quarantine/acme/" + p + "/link", url.Values{"operation": {h}, "reason": {h}}},
 				{"/quarantine/acme/" + p + "/dismiss", url.Values{"reason": {h}}},
+				{"/quarantine/dismiss", url.Values{"item": {h, "acme/" + p}, "why": {h}}},
 				{"/findings/acme/" + p + "/acknowledge", url.Values{"note": {h}}},
 				{"/admin/tenants/acme/callback", url.Values{"url": {h}}},
 				{"/admin/tenants/acme/tokens/" + p + "/revoke", url.Values{}},

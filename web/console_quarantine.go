@@ -79,6 +79,7 @@ func (rv *review) quarantinePage(c echo.Context) error {
 		v.Rows = append(v.Rows, r)
 	}
 	if v.Bulk {
+		v.BulkAll = bulkAllLabel(len(v.Rows), v.First != "" || v.Next != "")
 		for k, xs := range q.values() {
 			v.Filter = append(v.Filter, views.Hidden{Name: k, Value: xs[0]})
 		}
@@ -169,9 +170,14 @@ func alreadyText(r *views.QuarantineResolution) string {
 	return s + " by " + r.By + " at " + r.At.Absolute + "."
 }
 
-func orName(name, subject string) string {
-	if name != "" {
-		return name
+// bulkAllLabel is the "all matching" button for a list of n rows: the
+// count when this page is the whole list, else only that there are more.
+func bulkAllLabel(n int, paged bool) string {
+	if paged {
+		return "Dismiss all matching this filter (more than " + strconv.Itoa(reviewPageSize) + ")…"
 	}
-	return subject
+	if n == 1 {
+		return "Dismiss the one matching this filter…"
+	}
+	return "Dismiss all " + strconv.Itoa(n) + " matching this filter…"
 }

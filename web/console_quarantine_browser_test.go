@@ -15,7 +15,8 @@ import (
 // quarantine as a queue: the compact list opens an item's page, where
 // they dismiss it; they select two rows and dismiss them on the
 // confirmation page with one reason; they dismiss every event matching a
-// filter; and the Resolved tab says what was done, by whom. Every page is
+// filter; the Resolved tab says what was done, by whom, and so does the
+// dismissed item's own page. Every page is
 // checked with axe-core and written as a screenshot.
 func TestConsole_QuarantineQueueBrowser(t *testing.T) {
 	t.Parallel()
@@ -105,5 +106,14 @@ func TestConsole_QuarantineQueueBrowser(t *testing.T) {
 			t.Fatalf("%s: resolved item says %q", name, got)
 		}
 		check("resolved-" + name)
+		// The item's page says who resolved it, and offers no action.
+		if st := b.Submit(`[data-item="` + id + `"] [data-testid="item-link"]`); st != http.StatusOK {
+			t.Fatalf("%s: resolved item's page: %d", name, st)
+		}
+		if got := b.TextByTestID("already"); !strings.HasPrefix(got, "Already dismissed by Olu Owner (owner) at ") ||
+			b.Count(`[data-testid="dismiss-form"]`) != 0 {
+			t.Fatalf("%s: a resolved item's page says %q", name, got)
+		}
+		check("resolved-item-" + name)
 	}
 }

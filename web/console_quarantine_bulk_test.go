@@ -40,7 +40,7 @@ func TestConsole_QuarantineBulkSelected(t *testing.T) {
 		theirs := c.quarantinedOn("globex", "payments", "evt_globex")
 		b := c.as("owner")
 		list := b.get("/quarantine")
-		if n := bytes.Count(list.body, []byte(`data-testid="row-select"`)); n != 3 {
+		if n := bytes.Count(list.body, []byte(`data-testid="row-select"`)); n != 3 || !testid(list.body, "bulk-all", "Dismiss all 3 matching this filter…") {
 			t.Fatalf("%d rows to select, want 3: %s", n, list.body)
 		}
 		confirm := b.get("/quarantine/dismiss?" + url.Values{"scope": {"selected"}, "item": {mine[0], mine[1], mine[2], refunds, theirs}}.Encode())
@@ -115,8 +115,11 @@ func TestConsole_QuarantineBulkAll(t *testing.T) {
 		other := c.quarantinedOn("acme", "payments", "evt_keep")
 		b := c.as("owner")
 		list := b.get("/quarantine?q=ch_page_7")
-		if !bytes.Contains(list.body, []byte(`name="q" value="ch_page_7"`)) || !testid(list.body, "bulk-all", "Dismiss all matching this filter") {
+		if !bytes.Contains(list.body, []byte(`name="q" value="ch_page_7"`)) || !testid(list.body, "bulk-all", "Dismiss the one matching this filter…") {
 			t.Fatalf("the bulk form does not carry the filter: %s", list.body)
+		}
+		if all := b.get("/quarantine"); !testid(all.body, "bulk-all", "Dismiss all matching this filter (more than 50)…") {
+			t.Fatalf("a list of several pages: %s", all.body)
 		}
 		confirm := b.get("/quarantine/dismiss?scope=all&reason=no+operation")
 		if confirm.status != http.StatusOK || !testid(confirm.body, "bulk-heading", "Dismiss 61 quarantined events") ||

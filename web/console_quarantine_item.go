@@ -68,9 +68,7 @@ func (rv *review) renderItem(c echo.Context, status int, forms quarantineForms) 
 	if len(candidates) == 1 && v.LinkOperation.Value == "" && status == http.StatusOK {
 		v.LinkOperation.Value = candidates[0].ID
 	}
-	switch done := c.QueryParam("done"); {
-	case v.Resolved != nil && done == v.Resolved.Kind:
-		v.Done = quarantineDone(c.QueryParams())
+	switch {
 	case v.Resolved != nil:
 		v.Already = alreadyText(v.Resolved)
 	case !rv.readOnly:

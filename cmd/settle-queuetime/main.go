@@ -1,8 +1,12 @@
-// Command settle-queuetime seeds a queue of escalated operations and
-// prints how long the escalation queue (resolve.Service.Queue, what
-// /escalations renders) takes for its first page, a deep page, a
-// reference search and a target filter: the median and p95 of -runs
-// reads each. It is a measurement, not a test; docs/performance.md
+// Command settle-queuetime seeds a queue of escalated operations and a
+// quarantine of inbound events and prints how long the escalation queue
+// (resolve.Service.Queue, what /escalations renders) and the quarantine
+// (resolve.Quarantine.List, what /quarantine renders) take for their
+// first page, a deep page and their filters: the median and p95 of -runs
+// reads each, and the median as a ratio to an anchor measured in the same
+// run (one operation read by its id), which drifts with the machine as
+// the measures do. On PostgreSQL it prints the plan of the quarantine's
+// open first page. It is a measurement, not a test; docs/performance.md
 // records its figures.
 //
 //	settle-queuetime -database-url postgres://… -n 100000
@@ -32,7 +36,7 @@ import (
 func main() {
 	dbURL := flag.String("database-url", "", "PostgreSQL URL")
 	lite := flag.String("sqlite", "", "SQLite file (created)")
-	n := flag.Int("n", 100000, "escalated operations to seed")
+	n := flag.Int("n", 100000, "escalated operations to seed, and as many quarantined events")
 	runs := flag.Int("runs", 21, "reads per measure")
 	flag.Parse()
 	if err := run(context.Background(), *dbURL, *lite, *n, *runs); err != nil {
@@ -44,6 +48,7 @@ func main() {
 // store is what the measure needs of either store.
 type store interface {
 	resolve.Store
+	resolve.QuarantineStore
 	Close() error
 }
 
@@ -53,11 +58,13 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 	var (
 		st      store
 		cleanup func() error
+		explain func(context.Context) ([]string, error) // the plan of the last statement; nil on SQLite
+		trace   = &lastStatement{}
 	)
 	start := time.Now()
 	switch {
 	case dbURL != "":
-		pool, err := postgres.Open(ctx, dbURL)
+		pool, err := tracedPool(ctx, dbURL, trace)
 		if err != nil {
 			return err
 		}
@@ -75,13 +82,20 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 			tenant, n, now); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
-		if _, err := pool.Exec(ctx, `ANALYZE operation_ledger`); err != nil {
+		if err := seedQuarantinePostgres(ctx, pool, tenant, n, now); err != nil {
+			return fmt.Errorf("seed quarantine: %w", err)
+		}
+		if _, err := pool.Exec(ctx, `ANALYZE operation_ledger; ANALYZE quarantine`); err != nil {
 			return err
 		}
 		cleanup = func() error {
 			_, err := pool.Exec(context.Background(), `DELETE FROM operation_ledger WHERE tenant_id = $1`, tenant)
+			if err == nil {
+				_, err = pool.Exec(context.Background(), `DELETE FROM quarantine WHERE scope_tenant = $1`, tenant)
+			}
 			return err
 		}
+		explain = func(ctx context.Context) ([]string, error) { return explainLast(ctx, pool, trace) }
 		st = postgres.New(pool, func() time.Time { return now })
 	case lite != "":
 		s, err := sqlite.Open(ctx, lite, func() time.Time { return now })
@@ -102,6 +116,9 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 			FROM s`, tenant, n, now.UnixMicro()); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
+		if err := seedQuarantineSQLite(ctx, db, tenant, n, now); err != nil {
+			return fmt.Errorf("seed quarantine: %w", err)
+		}
 		if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
 			return err
 		}
@@ -116,7 +133,8 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 			fmt.Fprintln(os.Stderr, "settle-queuetime: cleanup:", err)
 		}
 	}()
-	fmt.Printf("seeded %d escalated operations of tenant %s in %s\n", n, tenant, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("seeded %d escalated operations and %d quarantined events of tenant %s in %s\n", n, n, tenant,
+		time.Since(start).Round(time.Millisecond))
 
 	svc := resolve.New(st, nil, nil, func() time.Time { return now })
 	sc := resolve.TenantScope(tenant)
@@ -143,23 +161,49 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 		{"awaiting me (matches none: no proposals)", resolve.QueueFilter{AwaitingMe: true}},
 	}
 	actx := ledger.NewContextWithActor(ctx, ledger.Actor{Subject: "perf:olu", Name: "Olu", Role: "owner"})
-	for _, m := range measures {
-		var times []time.Duration
-		items := 0
-		for range runs {
-			t0 := time.Now()
-			q, err := svc.Queue(actx, sc, m.f)
-			if err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
-			}
-			times = append(times, time.Since(t0))
-			items = len(q.Items)
-		}
-		slices.Sort(times)
-		fmt.Printf("%-45s %3d items  median %7s  p95 %7s\n", m.name, items,
-			times[len(times)/2].Round(10*time.Microsecond), times[len(times)*95/100].Round(10*time.Microsecond))
+	anchorOp := page.Operations[0]
+	anchor, err := measure("anchor: one operation by its id", runs, 0, func() (int, error) {
+		_, err := st.Get(ctx, tenant, anchorOp.ID)
+		return 1, err
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	fmt.Println("escalation queue (resolve.Service.Queue)")
+	for _, m := range measures {
+		if _, err := measure(m.name, runs, anchor, func() (int, error) {
+			q, err := svc.Queue(actx, sc, m.f)
+			return len(q.Items), err
+		}); err != nil {
+			return err
+		}
+	}
+	return measureQuarantine(ctx, st, tenant, now, runs, anchor, explain)
+}
+
+// measure times f runs times and prints its median and p95, and the
+// median's ratio to anchor (none when anchor is 0); it returns the median.
+func measure(name string, runs int, anchor time.Duration, f func() (items int, err error)) (time.Duration, error) {
+	var times []time.Duration
+	items := 0
+	for range runs {
+		t0 := time.Now()
+		n, err := f()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		times = append(times, time.Since(t0))
+		items = n
+	}
+	slices.Sort(times)
+	median := times[len(times)/2]
+	ratio := ""
+	if anchor > 0 {
+		ratio = fmt.Sprintf("  %6.1f× anchor", float64(median)/float64(anchor))
+	}
+	fmt.Printf("  %-48s %4d items  median %8s  p95 %8s%s\n", name, items,
+		median.Round(10*time.Microsecond), times[len(times)*95/100].Round(10*time.Microsecond), ratio)
+	return median, nil
 }
 
 // cursorAfter is the cursor of a page ending at op: the deep page's start.

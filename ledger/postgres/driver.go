@@ -15,6 +15,7 @@ import (
 type driver struct {
 	pool *pgxpool.Pool
 	q    *dbsqlc.Queries
+	tx   bool // q runs in a transaction of WithTx
 }
 
 var _ ledger.Driver = driver{}
@@ -24,5 +25,15 @@ func newDriver(pool *pgxpool.Pool) driver { return driver{pool: pool, q: dbsqlc.
 // inTx runs fn with the queries bound to one transaction, committed when
 // fn returns nil.
 func (d driver) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
-	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return fn(d.q.WithTx(tx)) })
+	return d.WithTx(ctx, func(tx ledger.Driver) error { return fn(tx.(driver).q) })
+}
+
+// WithTx implements ledger.Driver.
+func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) error {
+	if d.tx {
+		return fn(d)
+	}
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		return fn(driver{pool: d.pool, q: d.q.WithTx(tx), tx: true})
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -112,49 +111,6 @@ func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64,
 		return 0, fmt.Errorf("quarantine: %w", err)
 	}
 	return id, nil
-}
-
-// ListQuarantine implements ledger.InboxStore.
-func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) ([]ledger.QuarantineItem, error) {
-	tenants := f.Tenants
-	if tenants == nil {
-		tenants = []string{}
-	}
-	anyItem, aboutOp, aboutRef, aboutRemote := f.AboutArgs()
-	ref, opPrefix := f.RefArgs()
-	rows, err := s.pool.Query(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
-		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
-		FROM quarantine WHERE (NOT $1 OR resolved_at IS NULL)
-			AND (scope_tenant <> '' AND ($2 OR scope_tenant = ANY($3::text[])) OR ($4 AND scope_tenant = ''))
-			AND ($6 OR (operation_id <> '' AND operation_id = $7) OR (claimed_reference <> '' AND claimed_reference = $8)
-				OR (remote_id <> '' AND remote_id = $9))
-			AND (NOT $10 OR resolved_at IS NOT NULL)
-			AND ($11::text = '' OR target = $11)
-			AND ($12::text = '' OR lower(event_id) = lower($12) OR lower(claimed_reference) = lower($12)
-				OR remote_id = $12 OR operation_id = $12
-				OR ($13::text <> '' AND operation_id LIKE $13::text || '%'))
-			AND ($14::text = '' OR strpos(lower(reason), lower($14)) > 0)
-			AND ($15::timestamptz IS NULL OR quarantined_at < $15)
-			AND ($16::bigint = 0 OR quarantine_id < $16)
-		ORDER BY quarantine_id DESC LIMIT $5`, f.Open, f.AllTenants, tenants, f.Unattributed, f.LimitArg(),
-		anyItem, aboutOp, aboutRef, aboutRemote, f.Resolved, f.Target, ref, opPrefix, strings.TrimSpace(f.Reason),
-		f.Before, f.After)
-	if err != nil {
-		return nil, fmt.Errorf("list quarantine: %w", err)
-	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.QuarantineItem, error) {
-		var q ledger.QuarantineItem
-		err := r.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &q.At, &q.ResolvedAt, &q.ResolvedBy, &q.ResolvedByName, &q.ResolvedByRole, &q.ResolvedAs, &q.Resolution)
-		q.At = q.At.UTC()
-		utcp(q.ResolvedAt)
-		return q, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list quarantine: %w", err)
-	}
-	return items, nil
 }
 
 // ResolveQuarantine implements ledger.InboxStore.

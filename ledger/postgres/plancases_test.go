@@ -480,6 +480,21 @@ var planCases = []planCase{
 		}
 		return f.s.GiveUpNotification(ctx, f.notes[1].ID, 503, "unavailable", f.now)
 	}},
+	// The tenant's delivery status: its row, and its pending notifications
+	// counted over the outbox's pending index.
+	{name: "CallbackDelivery", want: []string{"callback_outbox_due"}, run: func(ctx context.Context, f *planFixture) error {
+		if len(f.notes) < 2 {
+			return errNoFixture
+		}
+		_, err := f.s.CallbackDelivery(ctx, f.notes[1].Tenant)
+		return err
+	}},
+	{name: "NoteCallbackAttempt", want: []string{"callback_outbox_pkey"}, run: func(ctx context.Context, f *planFixture) error {
+		if len(f.notes) < 2 {
+			return errNoFixture
+		}
+		return f.s.NoteCallbackAttempt(ctx, ledger.CallbackAttempt{ID: f.notes[1].ID, At: f.now, Status: 503, Error: "unavailable"})
+	}},
 	// The given-up rows of a tenant: the one given up above, so both the
 	// count and the list run.
 	{name: "GivenUpNotifications", want: []string{"callback_outbox_gave_up"}, run: func(ctx context.Context, f *planFixture) error {
@@ -591,7 +606,7 @@ var planCases = []planCase{
 			EventID: "evt-plan"})
 		return err
 	}},
-	{name: "ListQuarantine/Open", want: []string{"quarantine_open|quarantine_pkey|quarantine_scope"},
+	{name: "ListQuarantine/Open", want: []string{"quarantine_open_id|quarantine_open|quarantine_pkey|quarantine_scope"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true, Unattributed: true})
 			return err

@@ -2,61 +2,112 @@ package postgres
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 )
 
-var _ ledger.TenantStore = (*Store)(nil)
+var (
+	_ ledger.TenantStore = (*Store)(nil)
+	_ ledger.TokenStore  = (*Store)(nil)
+	_ ledger.ActionStore = (*Store)(nil)
+)
 
-// CreateTenant implements ledger.TenantStore.
-func (s *Store) CreateTenant(ctx context.Context, tenant string, at time.Time) error {
-	if err := ledger.ValidateNewTenant(tenant); err != nil {
-		return err
-	}
-	err := s.withAction(ctx, ledger.ActionTenantCreate, tenant, tenant, func(tx pgx.Tx, _ *ledger.Action) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO tenants (tenant_id, created_at) VALUES ($1, $2)
-			ON CONFLICT (tenant_id) DO NOTHING`, tenant, at.UTC().Truncate(time.Microsecond))
-		if err == nil && tag.RowsAffected() == 0 {
-			return ledger.TenantExists(tenant)
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("create tenant: %w", err)
-	}
-	return nil
+// TenantInsert implements ledger.TenantDriver.
+func (d driver) TenantInsert(ctx context.Context, tenant string, at time.Time) (bool, error) {
+	n, err := d.q.TenantInsert(ctx, dbsqlc.TenantInsertParams{TenantID: tenant, CreatedAt: at})
+	return n > 0, err
 }
 
-// ListTenants implements ledger.TenantStore. The list is every tenant's by
-// design (it is the administrators' list to pick from), so it has no
-// tenant predicate.
-func (s *Store) ListTenants(ctx context.Context) ([]ledger.Tenant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT tenant_id, created_at FROM tenants ORDER BY tenant_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", err)
+// TenantList implements ledger.TenantDriver.
+func (d driver) TenantList(ctx context.Context) ([]ledger.Tenant, error) {
+	rows, err := d.q.TenantList(ctx)
+	out := make([]ledger.Tenant, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.Tenant{ID: r.TenantID, CreatedAt: r.CreatedAt.UTC()}
 	}
-	ts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.Tenant, error) {
-		var t ledger.Tenant
-		err := row.Scan(&t.ID, &t.CreatedAt)
-		t.CreatedAt = t.CreatedAt.UTC()
-		return t, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", err)
-	}
-	return ts, nil
+	return out, err
 }
 
-// TenantKnown implements ledger.TenantStore.
-func (s *Store) TenantKnown(ctx context.Context, tenant string) (bool, error) {
-	var known bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = $1)`, tenant).Scan(&known)
-	if err != nil {
-		return false, fmt.Errorf("tenant known: %w", err)
+// TenantKnown implements ledger.TenantDriver.
+func (d driver) TenantKnown(ctx context.Context, tenant string) (bool, error) {
+	return d.q.TenantKnown(ctx, tenant)
+}
+
+// TenantKnownHeld implements ledger.TenantDriver with FOR KEY SHARE.
+func (d driver) TenantKnownHeld(ctx context.Context, tenant string) (bool, error) {
+	return d.q.TenantKnownHeld(ctx, tenant)
+}
+
+// TokenInsert implements ledger.TenantDriver.
+func (d driver) TokenInsert(ctx context.Context, t ledger.Token) error {
+	return d.q.TokenInsert(ctx, dbsqlc.TokenInsertParams{TokenID: t.ID, TenantID: t.Tenant, Name: t.Name,
+		TokenHash: t.Hash, CreatedAt: t.CreatedAt})
+}
+
+// TokenByHash implements ledger.TenantDriver.
+func (d driver) TokenByHash(ctx context.Context, hash []byte) (ledger.Token, bool, error) {
+	r, err := d.q.TokenByHash(ctx, hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Token{}, false, nil
 	}
-	return known, nil
+	return tokenOf(dbsqlc.TokenListRow(r)), err == nil, err
+}
+
+// TokenList implements ledger.TenantDriver.
+func (d driver) TokenList(ctx context.Context, tenant string) ([]ledger.Token, error) {
+	rows, err := d.q.TokenList(ctx, tenant)
+	out := make([]ledger.Token, len(rows))
+	for i, r := range rows {
+		out[i] = tokenOf(r)
+	}
+	return out, err
+}
+
+func tokenOf(r dbsqlc.TokenListRow) ledger.Token {
+	t := ledger.Token{ID: r.TokenID, Tenant: r.TenantID, Name: r.Name, Hash: r.TokenHash,
+		CreatedAt: r.CreatedAt.UTC(), RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
+	utcp(t.RevokedAt)
+	utcp(t.LastUsedAt)
+	return t
+}
+
+// TokenRevoke implements ledger.TenantDriver.
+func (d driver) TokenRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error) {
+	n, err := d.q.TokenRevoke(ctx, dbsqlc.TokenRevokeParams{TenantID: tenant, TokenID: id, RevokedAt: at})
+	return n > 0, err
+}
+
+// TokenTouch implements ledger.TenantDriver.
+func (d driver) TokenTouch(ctx context.Context, p ledger.TokenTouchParams) (bool, error) {
+	n, err := d.q.TokenTouch(ctx, dbsqlc.TokenTouchParams{TenantID: p.Tenant, TokenID: p.ID, LastUsedAt: p.At,
+		StaleBefore: p.StaleBefore})
+	return n > 0, err
+}
+
+// ActionInsert implements ledger.ActionDriver.
+func (d driver) ActionInsert(ctx context.Context, a ledger.Action) error {
+	return d.q.ActionInsert(ctx, actionParams(a))
+}
+
+func actionParams(a ledger.Action) dbsqlc.ActionInsertParams {
+	return dbsqlc.ActionInsertParams{TenantID: a.Tenant, At: a.At, Subject: a.Subject, ActorName: a.Name,
+		Role: a.Role, Kind: string(a.Kind), Object: a.Object, OperationID: a.OperationID, Reason: a.Reason,
+		RequestID: a.RequestID}
+}
+
+// ActionList implements ledger.ActionDriver.
+func (d driver) ActionList(ctx context.Context, tenant, operationID string, max int) ([]ledger.Action, error) {
+	rows, err := d.q.ActionList(ctx, dbsqlc.ActionListParams{TenantID: tenant, OperationID: operationID, MaxRows: int32(max)})
+	out := make([]ledger.Action, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.Action{ID: r.ActionID, Tenant: r.TenantID, At: r.At.UTC(), Subject: r.Subject, Name: r.ActorName,
+			Role: r.Role, Kind: ledger.ActionKind(r.Kind), Object: r.Object, OperationID: r.OperationID,
+			Reason: r.Reason, RequestID: r.RequestID}
+	}
+	return out, err
 }

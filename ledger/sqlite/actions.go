@@ -6,51 +6,16 @@ import (
 	"fmt"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
-
-var _ ledger.ActionStore = (*Store)(nil)
 
 // recordAction appends a to the record of human actions, in the caller's
 // transaction.
 func recordAction(ctx context.Context, tx *sql.Tx, a ledger.Action) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO actions (tenant_id, at, subject, actor_name, role, kind, object,
-		operation_id, reason, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.Tenant, micros(a.At), a.Subject, a.Name, a.Role, string(a.Kind), a.Object, a.OperationID, a.Reason, a.RequestID)
-	if err != nil {
+	if err := dbsqlc.New(tx).ActionInsert(ctx, actionParams(a)); err != nil {
 		return fmt.Errorf("record action: %w", err)
 	}
 	return nil
-}
-
-// Actions implements ledger.ActionStore.
-func (s *Store) Actions(ctx context.Context, f ledger.ActionFilter) ([]ledger.Action, error) {
-	f, err := f.Validate()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT action_id, tenant_id, at, subject, actor_name, role, kind, object,
-		operation_id, reason, request_id FROM actions
-		WHERE tenant_id = ?1 AND (?2 = '' OR operation_id = ?2)
-		ORDER BY action_id DESC LIMIT ?3`, f.Tenant, f.OperationID, f.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("actions: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.Action
-	for rows.Next() {
-		var (
-			a    ledger.Action
-			kind string
-			at   int64
-		)
-		if err := rows.Scan(&a.ID, &a.Tenant, &at, &a.Subject, &a.Name, &a.Role, &kind, &a.Object,
-			&a.OperationID, &a.Reason, &a.RequestID); err != nil {
-			return nil, fmt.Errorf("actions: %w", err)
-		}
-		a.Kind, a.At = ledger.ActionKind(kind), fromMicros(at)
-		out = append(out, a)
-	}
-	return out, rows.Err()
 }
 
 // withAction builds the action by the context's actor before anything is

@@ -14,6 +14,7 @@ import (
 type driver struct {
 	writer *sql.DB
 	w, r   *dbsqlc.Queries
+	tx     bool // w and r run in the writer's transaction of WithTx
 }
 
 var _ ledger.Driver = driver{}
@@ -23,12 +24,22 @@ func newDriver(w, r *sql.DB) driver { return driver{writer: w, w: dbsqlc.New(w),
 // inTx runs fn with the writer's queries bound to one transaction,
 // committed when fn returns nil.
 func (d driver) inTx(ctx context.Context, fn func(q *dbsqlc.Queries) error) error {
+	return d.WithTx(ctx, func(tx ledger.Driver) error { return fn(tx.(driver).w) })
+}
+
+// WithTx implements ledger.Driver. Reads inside it go through the
+// writer's transaction too, so they see its writes.
+func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) error {
+	if d.tx {
+		return fn(d)
+	}
 	tx, err := d.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(d.w.WithTx(tx)); err != nil {
+	q := d.w.WithTx(tx)
+	if err := fn(driver{writer: d.writer, w: q, r: q, tx: true}); err != nil {
 		return err
 	}
 	return tx.Commit()

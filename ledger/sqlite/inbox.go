@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"settle/ledger"
@@ -119,62 +117,6 @@ func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64,
 		return 0, fmt.Errorf("quarantine: %w", err)
 	}
 	return res.LastInsertId()
-}
-
-// ListQuarantine implements ledger.InboxStore.
-func (s *Store) ListQuarantine(ctx context.Context, f ledger.QuarantineFilter) ([]ledger.QuarantineItem, error) {
-	tenants := f.Tenants
-	if tenants == nil {
-		tenants = []string{}
-	}
-	list, err := json.Marshal(tenants)
-	if err != nil {
-		return nil, fmt.Errorf("list quarantine: %w", err)
-	}
-	anyItem, aboutOp, aboutRef, aboutRemote := f.AboutArgs()
-	ref, opPrefix := f.RefArgs()
-	var before any
-	if f.Before != nil {
-		before = micros(*f.Before)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT quarantine_id, target, coalesce(delivery_id, 0), reason, event_id,
-		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		resolved_at, resolved_by, resolved_by_name, resolved_by_role, resolution_kind, resolution
-		FROM quarantine WHERE (NOT ?1 OR resolved_at IS NULL)
-			AND (scope_tenant <> '' AND (?2 OR scope_tenant IN (SELECT value FROM json_each(?3)))
-				OR (?4 AND scope_tenant = ''))
-			AND (?6 OR (operation_id <> '' AND operation_id = ?7) OR (claimed_reference <> '' AND claimed_reference = ?8)
-				OR (remote_id <> '' AND remote_id = ?9))
-			AND (NOT ?10 OR resolved_at IS NOT NULL)
-			AND (?11 = '' OR target = ?11)
-			AND (?12 = '' OR lower(event_id) = lower(?12) OR lower(claimed_reference) = lower(?12)
-				OR remote_id = ?12 OR operation_id = ?12
-				OR (?13 <> '' AND substr(operation_id, 1, length(?13)) = ?13))
-			AND (?14 = '' OR instr(lower(reason), lower(?14)) > 0)
-			AND (?15 IS NULL OR quarantined_at < ?15)
-			AND (?16 = 0 OR quarantine_id < ?16)
-		ORDER BY quarantine_id DESC LIMIT ?5`, f.Open, f.AllTenants, string(list), f.Unattributed,
-		f.LimitArg(), anyItem, aboutOp, aboutRef, aboutRemote, f.Resolved, f.Target, ref, opPrefix,
-		strings.TrimSpace(f.Reason), before, f.After)
-	if err != nil {
-		return nil, fmt.Errorf("list quarantine: %w", err)
-	}
-	defer rows.Close()
-	var items []ledger.QuarantineItem
-	for rows.Next() {
-		var (
-			q        ledger.QuarantineItem
-			at       int64
-			resolved sql.NullInt64
-		)
-		if err := rows.Scan(&q.ID, &q.Target, &q.DeliveryID, &q.Reason, &q.EventID, &q.Reference, &q.Tenant,
-			&q.RemoteID, &q.OperationID, &q.OpTenant, &at, &resolved, &q.ResolvedBy, &q.ResolvedByName, &q.ResolvedByRole, &q.ResolvedAs, &q.Resolution); err != nil {
-			return nil, fmt.Errorf("list quarantine: %w", err)
-		}
-		q.At, q.ResolvedAt = fromMicros(at), fromNull(resolved)
-		items = append(items, q)
-	}
-	return items, rows.Err()
 }
 
 // ResolveQuarantine implements ledger.InboxStore.

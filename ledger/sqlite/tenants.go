@@ -3,65 +3,108 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
+	"errors"
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
-var _ ledger.TenantStore = (*Store)(nil)
+var (
+	_ ledger.TenantStore = (*Store)(nil)
+	_ ledger.TokenStore  = (*Store)(nil)
+	_ ledger.ActionStore = (*Store)(nil)
+)
 
-// CreateTenant implements ledger.TenantStore.
-func (s *Store) CreateTenant(ctx context.Context, tenant string, at time.Time) error {
-	if err := ledger.ValidateNewTenant(tenant); err != nil {
-		return err
-	}
-	err := s.withAction(ctx, ledger.ActionTenantCreate, tenant, tenant, func(tx *sql.Tx, _ *ledger.Action) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO tenants (tenant_id, created_at) VALUES (?, ?)
-			ON CONFLICT (tenant_id) DO NOTHING`, tenant, micros(at))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ledger.TenantExists(tenant)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("create tenant: %w", err)
-	}
-	return nil
+// TenantInsert implements ledger.TenantDriver.
+func (d driver) TenantInsert(ctx context.Context, tenant string, at time.Time) (bool, error) {
+	n, err := d.w.TenantInsert(ctx, dbsqlc.TenantInsertParams{TenantID: tenant, CreatedAt: micros(at)})
+	return n > 0, err
 }
 
-// ListTenants implements ledger.TenantStore. The list is every tenant's by
-// design (the administrators' list to pick from): no tenant predicate.
-func (s *Store) ListTenants(ctx context.Context) ([]ledger.Tenant, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT tenant_id, created_at FROM tenants ORDER BY tenant_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", err)
+// TenantList implements ledger.TenantDriver.
+func (d driver) TenantList(ctx context.Context) ([]ledger.Tenant, error) {
+	rows, err := d.r.TenantList(ctx)
+	out := make([]ledger.Tenant, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.Tenant{ID: r.TenantID, CreatedAt: fromMicros(r.CreatedAt)}
 	}
-	defer rows.Close()
-	var ts []ledger.Tenant
-	for rows.Next() {
-		var (
-			t       ledger.Tenant
-			created int64
-		)
-		if err := rows.Scan(&t.ID, &created); err != nil {
-			return nil, fmt.Errorf("list tenants: %w", err)
-		}
-		t.CreatedAt = fromMicros(created)
-		ts = append(ts, t)
-	}
-	return ts, rows.Err()
+	return out, err
 }
 
-// TenantKnown implements ledger.TenantStore.
-func (s *Store) TenantKnown(ctx context.Context, tenant string) (bool, error) {
-	var known bool
-	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = ?)`, tenant).Scan(&known)
-	if err != nil {
-		return false, fmt.Errorf("tenant known: %w", err)
+// TenantKnown implements ledger.TenantDriver.
+func (d driver) TenantKnown(ctx context.Context, tenant string) (bool, error) {
+	return d.r.TenantKnown(ctx, tenant)
+}
+
+// TenantKnownHeld implements ledger.TenantDriver: inside WithTx the read
+// is the single writer's, which no erasure passes until it commits.
+func (d driver) TenantKnownHeld(ctx context.Context, tenant string) (bool, error) {
+	return d.w.TenantKnownHeld(ctx, tenant)
+}
+
+// TokenInsert implements ledger.TenantDriver.
+func (d driver) TokenInsert(ctx context.Context, t ledger.Token) error {
+	return d.w.TokenInsert(ctx, dbsqlc.TokenInsertParams{TokenID: t.ID, TenantID: t.Tenant, Name: t.Name,
+		TokenHash: t.Hash, CreatedAt: micros(t.CreatedAt)})
+}
+
+// TokenByHash implements ledger.TenantDriver.
+func (d driver) TokenByHash(ctx context.Context, hash []byte) (ledger.Token, bool, error) {
+	r, err := d.r.TokenByHash(ctx, hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Token{}, false, nil
 	}
-	return known, nil
+	return tokenOf(dbsqlc.TokenListRow(r)), err == nil, err
+}
+
+// TokenList implements ledger.TenantDriver.
+func (d driver) TokenList(ctx context.Context, tenant string) ([]ledger.Token, error) {
+	rows, err := d.r.TokenList(ctx, tenant)
+	out := make([]ledger.Token, len(rows))
+	for i, r := range rows {
+		out[i] = tokenOf(r)
+	}
+	return out, err
+}
+
+func tokenOf(r dbsqlc.TokenListRow) ledger.Token {
+	return ledger.Token{ID: r.TokenID, Tenant: r.TenantID, Name: r.Name, Hash: r.TokenHash,
+		CreatedAt: fromMicros(r.CreatedAt), RevokedAt: nullTime(r.RevokedAt), LastUsedAt: nullTime(r.LastUsedAt)}
+}
+
+// TokenRevoke implements ledger.TenantDriver.
+func (d driver) TokenRevoke(ctx context.Context, tenant, id string, at time.Time) (bool, error) {
+	n, err := d.w.TokenRevoke(ctx, dbsqlc.TokenRevokeParams{TenantID: tenant, TokenID: id, RevokedAt: micros(at)})
+	return n > 0, err
+}
+
+// TokenTouch implements ledger.TenantDriver.
+func (d driver) TokenTouch(ctx context.Context, p ledger.TokenTouchParams) (bool, error) {
+	n, err := d.w.TokenTouch(ctx, dbsqlc.TokenTouchParams{TenantID: p.Tenant, TokenID: p.ID, LastUsedAt: micros(p.At),
+		StaleBefore: micros(p.StaleBefore)})
+	return n > 0, err
+}
+
+// ActionInsert implements ledger.ActionDriver.
+func (d driver) ActionInsert(ctx context.Context, a ledger.Action) error {
+	return d.w.ActionInsert(ctx, actionParams(a))
+}
+
+func actionParams(a ledger.Action) dbsqlc.ActionInsertParams {
+	return dbsqlc.ActionInsertParams{TenantID: a.Tenant, At: micros(a.At), Subject: a.Subject, ActorName: a.Name,
+		Role: a.Role, Kind: string(a.Kind), Object: a.Object, OperationID: a.OperationID, Reason: a.Reason,
+		RequestID: a.RequestID}
+}
+
+// ActionList implements ledger.ActionDriver.
+func (d driver) ActionList(ctx context.Context, tenant, operationID string, max int) ([]ledger.Action, error) {
+	rows, err := d.r.ActionList(ctx, dbsqlc.ActionListParams{TenantID: tenant, OperationID: operationID, MaxRows: int64(max)})
+	out := make([]ledger.Action, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.Action{ID: r.ActionID, Tenant: r.TenantID, At: fromMicros(r.At), Subject: r.Subject, Name: r.ActorName,
+			Role: r.Role, Kind: ledger.ActionKind(r.Kind), Object: r.Object, OperationID: r.OperationID,
+			Reason: r.Reason, RequestID: r.RequestID}
+	}
+	return out, err
 }

@@ -15,7 +15,18 @@ UPDATE quarantine SET resolution_kind = 'dismissed' WHERE resolved_at IS NOT NUL
 -- The open queue's pages, newest first, whatever the number of resolved
 -- items kept beside them.
 CREATE INDEX quarantine_open_id ON quarantine (quarantine_id) WHERE resolved_at IS NULL;
+-- A reference as a person pastes it (the list's search): the event's id
+-- or its claimed reference in any case, the target's object id, the
+-- operation's id or a prefix of it (text_pattern_ops serves the LIKE).
+CREATE INDEX quarantine_event_id ON quarantine (lower(event_id));
+CREATE INDEX quarantine_reference ON quarantine (lower(claimed_reference));
+CREATE INDEX quarantine_remote_id ON quarantine (remote_id);
+CREATE INDEX quarantine_operation ON quarantine (operation_id text_pattern_ops);
 
 -- +goose Down
+DROP INDEX quarantine_operation;
+DROP INDEX quarantine_remote_id;
+DROP INDEX quarantine_reference;
+DROP INDEX quarantine_event_id;
 DROP INDEX quarantine_open_id;
 ALTER TABLE quarantine DROP COLUMN resolved_by_role, DROP COLUMN resolution_kind;

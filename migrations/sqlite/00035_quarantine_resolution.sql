@@ -13,8 +13,16 @@ UPDATE quarantine SET
             AND a.kind IN ('quarantine.link', 'quarantine.resolve') ORDER BY a.action_id DESC LIMIT 1), '')
     WHERE resolved_at IS NOT NULL;
 CREATE INDEX quarantine_open_id ON quarantine (quarantine_id) WHERE resolved_at IS NULL;
+CREATE INDEX quarantine_event_id ON quarantine (lower(event_id));
+CREATE INDEX quarantine_reference ON quarantine (lower(claimed_reference));
+CREATE INDEX quarantine_remote_id ON quarantine (remote_id);
+CREATE INDEX quarantine_operation ON quarantine (operation_id);
 
 -- +goose Down
+DROP INDEX quarantine_operation;
+DROP INDEX quarantine_remote_id;
+DROP INDEX quarantine_reference;
+DROP INDEX quarantine_event_id;
 DROP INDEX quarantine_open_id;
 ALTER TABLE quarantine DROP COLUMN resolved_by_role;
 ALTER TABLE quarantine DROP COLUMN resolution_kind;

@@ -1,0 +1,31 @@
+package postgres
+
+import (
+	"context"
+
+	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
+)
+
+// QuarantineList implements ledger.QuarantineDriver.
+func (d driver) QuarantineList(ctx context.Context, p ledger.QuarantineListParams) ([]ledger.QuarantineItem, error) {
+	rows, err := d.q.QuarantineList(ctx, dbsqlc.QuarantineListParams{OpenOnly: p.OpenOnly, ResolvedOnly: p.ResolvedOnly,
+		AllTenants: p.AllTenants, Tenants: p.Tenants, Unattributed: p.Unattributed, AnyItem: p.AnyItem,
+		AboutOperation: p.AboutOperation, AboutReference: p.AboutReference, AboutRemote: p.AboutRemote,
+		Target: p.Target, Ref: p.Ref, OpPrefix: p.OpPrefix, Reason: p.Reason, Before: p.Before, AfterID: p.AfterID,
+		MaxRows: int32(p.Limit)})
+	if err != nil {
+		return nil, err
+	}
+	items := make([]ledger.QuarantineItem, 0, len(rows))
+	for _, r := range rows {
+		q := ledger.QuarantineItem{ID: r.QuarantineID, Target: r.Target, DeliveryID: r.DeliveryID, Reason: r.Reason,
+			EventID: r.EventID, Reference: r.ClaimedReference, Tenant: r.ClaimedTenant, RemoteID: r.RemoteID,
+			OperationID: r.OperationID, OpTenant: r.OperationTenant, At: r.QuarantinedAt.UTC(), ResolvedAt: r.ResolvedAt,
+			ResolvedBy: r.ResolvedBy, ResolvedByName: r.ResolvedByName, ResolvedByRole: r.ResolvedByRole,
+			ResolvedAs: r.ResolutionKind, Resolution: r.Resolution}
+		utcp(q.ResolvedAt)
+		items = append(items, q)
+	}
+	return items, nil
+}
