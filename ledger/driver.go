@@ -23,10 +23,10 @@ type Driver interface {
 	TenantDriver
 	ActionDriver
 	QuarantineDriver
+	RetentionDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.
-	RetentionDriver
 	WithTx(ctx context.Context, fn func(tx Driver) error) error
 }
 

@@ -250,11 +250,17 @@ func (b *Browser) Text(selector string) string {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, b.Timeout)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
-	if err != nil {
-		b.t.Fatalf("browsertest: text of %s: %v", selector, err)
+	for {
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
+		if err == nil {
+			return strings.TrimSpace(s)
+		}
+		// A live page may replace the node between finding it and reading
+		// it; the next element the selector matches is the one to read.
+		if !strings.Contains(err.Error(), "No node with given id") || ctx.Err() != nil {
+			b.t.Fatalf("browsertest: text of %s: %v", selector, err)
+		}
 	}
-	return strings.TrimSpace(s)
 }
 
 // TextByTestID returns the rendered text of the element whose data-testid
