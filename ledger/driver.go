@@ -25,6 +25,8 @@ type Driver interface {
 	QuarantineDriver
 	RetentionDriver
 	ParamDriver
+	ObservationDriver
+	GaugeDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.
