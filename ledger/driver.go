@@ -27,6 +27,7 @@ type Driver interface {
 	ParamDriver
 	ObservationDriver
 	GaugeDriver
+	FigureDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.
