@@ -20,6 +20,7 @@ type Driver interface {
 	DrillDriver
 	SessionDriver
 	CallbackDriver
+	NoticeDriver
 	TenantDriver
 	ActionDriver
 	QuarantineDriver
@@ -35,8 +36,19 @@ type Driver interface {
 	WithTx(ctx context.Context, fn func(tx Driver) error) error
 }
 
-// CallbackDriver is the SQL of a tenant's callback delivery status.
+// CallbackDriver is the SQL of tenants' callback endpoints and their
+// delivery status.
 type CallbackDriver interface {
+	// CallbackUpsert creates the tenant's endpoint or replaces its URL and
+	// secret; either way its delivery status starts afresh.
+	CallbackUpsert(ctx context.Context, p CallbackUpsertParams) error
+	// CallbackDelete deletes the tenant's endpoint and its undelivered
+	// notifications, and returns the URL it had; found is false when it
+	// had none.
+	CallbackDelete(ctx context.Context, tenant string) (url string, found bool, err error)
+	// CallbackGet returns the tenant's endpoint; found is false when it has
+	// none.
+	CallbackGet(ctx context.Context, tenant string) (c Callback, found bool, err error)
 	// CallbackAttemptRecord records an attempt of notification p.ID in its
 	// tenant's delivery status, unless a later attempt is recorded there.
 	CallbackAttemptRecord(ctx context.Context, p CallbackAttempt) error
@@ -44,6 +56,14 @@ type CallbackDriver interface {
 	// pending notifications up to maxPending; found is false when the
 	// tenant has no endpoint.
 	CallbackDeliveryGet(ctx context.Context, tenant string, maxPending int) (d CallbackDelivery, found bool, err error)
+}
+
+// CallbackUpsertParams are CallbackUpsert's; At is the creation or
+// update time.
+type CallbackUpsertParams struct {
+	Tenant, URL string
+	Secret      []byte
+	At          time.Time
 }
 
 // CallbackAttempt is one delivery attempt of notification ID: when, the
