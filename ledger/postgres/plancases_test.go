@@ -640,6 +640,12 @@ var planCases = []planCase{
 			Ref: "evt-plan"})
 		return err
 	}},
+	{name: "ListQuarantine/OlderThan", want: []string{"quarantine_time", "quarantine_open_id|quarantine_open|quarantine_pkey|quarantine_scope"},
+		run: func(ctx context.Context, f *planFixture) error {
+			before := f.now.Add(-time.Hour)
+			_, err := f.s.ListQuarantine(ctx, ledger.QuarantineFilter{Open: true, AllTenants: true, Before: &before})
+			return err
+		}},
 	{name: "ResolveQuarantine", want: []string{"quarantine_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		return f.s.ResolveQuarantine(ctx, "", f.qid, "ignored")
 	}},
