@@ -25,6 +25,11 @@ type Driver interface {
 	ActionDriver
 	QuarantineDriver
 	RetentionDriver
+	ParamDriver
+	ObservationDriver
+	GaugeDriver
+	FigureDriver
+	OperationDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.

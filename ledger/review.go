@@ -46,7 +46,9 @@ type FindingFilter struct {
 	Kind   FindingKind
 	// Ref keeps the findings naming a reference as pasted: the
 	// operation's id or a prefix of 8+ of its characters, or one of the
-	// target's object ids (SearchRef).
+	// target's object ids settle has seen for the operation — the
+	// finding's own, the confirmed one, a lookup's or a webhook's
+	// (SearchRef).
 	Ref string
 	// Before, when set, keeps findings found before it (an age).
 	Before *time.Time

@@ -224,7 +224,7 @@ func testListFindings(t *testing.T, h Harness) {
 	for _, fd := range []ledger.Finding{
 		{Tenant: "acme", OperationID: a.ID, Kind: ledger.FindingDuplicate, RemoteIDs: []string{"ch_first", "ch_Second"}},
 		{Tenant: "acme", OperationID: b.ID, Kind: ledger.FindingLoss},
-		{Tenant: "globex", OperationID: g.ID, Kind: ledger.FindingPhantom},
+		{Tenant: "globex", OperationID: g.ID, Kind: ledger.FindingPhantom, RemoteIDs: []string{"ch_first"}},
 	} {
 		if _, err := as.RecordFinding(f.ctx, fd); err != nil {
 			t.Fatal(err)
@@ -294,15 +294,26 @@ func testListFindings(t *testing.T, h Harness) {
 		f    ledger.FindingFilter
 		want []int64
 	}{
-		"FirstPage":       {first, every[:2]},
-		"NextPage":        {next, every[2:]},
-		"Resolved":        {ledger.FindingFilter{AllTenants: true, Resolved: true}, every[2:]},
-		"Kind":            {ledger.FindingFilter{AllTenants: true, Kind: ledger.FindingPhantom}, every[:1]},
-		"Target":          {ledger.FindingFilter{AllTenants: true, Target: "other"}, []int64{}},
-		"ObjectID":        {ledger.FindingFilter{AllTenants: true, Ref: " ch_Second "}, every[2:]},
-		"OperationID":     {ledger.FindingFilter{AllTenants: true, Ref: strings.ToUpper(b.ID)}, every[1:2]},
-		"OperationPrefix": {ledger.FindingFilter{AllTenants: true, Ref: g.ID[:10]}, every[:1]},
-		"Age":             {ledger.FindingFilter{AllTenants: true, Before: new(f.clk.Now())}, []int64{}},
+		"FirstPage":         {first, every[:2]},
+		"NextPage":          {next, every[2:]},
+		"Resolved":          {ledger.FindingFilter{AllTenants: true, Resolved: true}, every[2:]},
+		"Kind":              {ledger.FindingFilter{AllTenants: true, Kind: ledger.FindingPhantom}, every[:1]},
+		"Target":            {ledger.FindingFilter{AllTenants: true, Target: "other"}, []int64{}},
+		"ObjectID":          {ledger.FindingFilter{AllTenants: true, Ref: " ch_Second "}, every[2:]},
+		"ObjectIDOtherCase": {ledger.FindingFilter{AllTenants: true, Ref: "ch_second"}, []int64{}},
+		// Two tenants' findings name ch_first: each sees only its own.
+		"ObjectIDTwoTenants": {ledger.FindingFilter{AllTenants: true, Ref: "ch_first"}, []int64{every[0], every[2]}},
+		"ObjectIDOwnTenant":  {ledger.FindingFilter{Tenants: []string{"acme"}, Ref: "ch_first"}, every[2:]},
+		"ObjectIDTheirs":     {ledger.FindingFilter{Tenants: []string{"globex"}, Ref: "ch_Second"}, []int64{}},
+		// Any object id settle has seen for the operation finds its
+		// findings: b's confirmed reference, which its loss finding lacks.
+		"ConfirmedObject":       {ledger.FindingFilter{Tenants: []string{"acme"}, Ref: b.RemoteRef}, every[1:2]},
+		"OperationPrefixTheirs": {ledger.FindingFilter{Tenants: []string{"acme"}, Ref: g.ID[:10]}, []int64{}},
+		"SearchNextPage":        {ledger.FindingFilter{AllTenants: true, Ref: "ch_first", After: every[0]}, every[2:]},
+		"SearchOpen":            {ledger.FindingFilter{AllTenants: true, Ref: "ch_first", Open: true}, every[:1]},
+		"OperationID":           {ledger.FindingFilter{AllTenants: true, Ref: strings.ToUpper(b.ID)}, every[1:2]},
+		"OperationPrefix":       {ledger.FindingFilter{AllTenants: true, Ref: g.ID[:10]}, every[:1]},
+		"Age":                   {ledger.FindingFilter{AllTenants: true, Before: new(f.clk.Now())}, []int64{}},
 	} {
 		if got := page(c.f); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", name, got, c.want)

@@ -56,6 +56,31 @@ func (s *Store) LinkQuarantine(ctx context.Context, tenant string, id int64, ope
 	return nil
 }
 
+// findingSearch is ListFindings for a pasted reference, driven by the
+// findings that name it (migration 00038): those of an operation settle
+// has seen the object under (operation_objects, which holds a finding's
+// own ids) and those whose operation id starts with the reference (a whole
+// id among them). An OR of these in the list's WHERE walked every open
+// finding newest first, testing each (67 ms at 100,000).
+const findingSearch = `WITH hits AS (
+		SELECT f.finding_id FROM operation_objects o
+			JOIN audit_findings f ON f.tenant_id = o.tenant_id AND f.operation_id = o.operation_id
+			WHERE o.object_id = $9
+		UNION ALL SELECT finding_id FROM audit_findings
+			WHERE $10::text <> '' AND operation_id::text LIKE $10::text || '%'
+	)
+	SELECT ` + findingCols + ` FROM audit_findings
+	WHERE finding_id IN (SELECT finding_id FROM hits)
+		AND ($1 OR tenant_id = ANY($2::text[]))
+		AND ($3 = '' OR operation_id = nullif($3, '')::uuid)
+		AND (NOT $4 OR (acknowledged_at IS NULL AND resolved_at IS NULL))
+		AND (NOT $6 OR acknowledged_at IS NOT NULL OR resolved_at IS NOT NULL)
+		AND ($7::text = '' OR target = $7)
+		AND ($8::text = '' OR kind = $8)
+		AND ($11::timestamptz IS NULL OR found_at < $11)
+		AND ($12::bigint = 0 OR finding_id < $12)
+	ORDER BY finding_id DESC LIMIT $5`
+
 // ListFindings implements ledger.ReviewStore.
 func (s *Store) ListFindings(ctx context.Context, f ledger.FindingFilter) ([]ledger.Finding, error) {
 	if err := f.Validate(); err != nil {
@@ -66,7 +91,7 @@ func (s *Store) ListFindings(ctx context.Context, f ledger.FindingFilter) ([]led
 		tenants = []string{}
 	}
 	ref, opPrefix := ledger.SearchRef(f.Ref)
-	rows, err := s.pool.Query(ctx, `SELECT `+findingCols+` FROM audit_findings
+	stmt := `SELECT ` + findingCols + ` FROM audit_findings
 		WHERE ($1 OR tenant_id = ANY($2::text[]))
 			AND ($3 = '' OR operation_id = nullif($3, '')::uuid)
 			AND (NOT $4 OR (acknowledged_at IS NULL AND resolved_at IS NULL))
@@ -77,7 +102,11 @@ func (s *Store) ListFindings(ctx context.Context, f ledger.FindingFilter) ([]led
 				OR ($10::text <> '' AND operation_id::text LIKE $10::text || '%'))
 			AND ($11::timestamptz IS NULL OR found_at < $11)
 			AND ($12::bigint = 0 OR finding_id < $12)
-		ORDER BY finding_id DESC LIMIT $5`, f.AllTenants, tenants, f.OperationID, f.Open, f.LimitArg(),
+		ORDER BY finding_id DESC LIMIT $5`
+	if ref != "" {
+		stmt = findingSearch // the list's search walks every row (see findingSearch)
+	}
+	rows, err := s.pool.Query(ctx, stmt, f.AllTenants, tenants, f.OperationID, f.Open, f.LimitArg(),
 		f.Resolved, f.Target, string(f.Kind), ref, opPrefix, f.Before, f.After)
 	if err != nil {
 		return nil, fmt.Errorf("list findings: %w", err)
