@@ -13,6 +13,9 @@ type Outbox int
 const (
 	// OutboxCallbacks is tenants' client notifications (CallbackStore).
 	OutboxCallbacks Outbox = iota + 1
+	// OutboxEscalations is the owning teams' notices of escalations
+	// (EscalationStore); a notice's State is always ESCALATED.
+	OutboxEscalations
 )
 
 // String is how errors name one of the queue's rows.
@@ -20,16 +23,22 @@ func (o Outbox) String() string {
 	switch o {
 	case OutboxCallbacks:
 		return "notification"
+	case OutboxEscalations:
+		return "escalation notice"
 	}
 	return "delivery"
 }
 
 // retry is the action that queues the given-up rows of o again.
 func (o Outbox) retry() ActionKind {
+	if o == OutboxEscalations {
+		return ActionEscalationNoticeRetry
+	}
 	return ActionCallbackRetry
 }
 
-// NoticeDriver is the SQL of the delivery queues (Outbox). A row is due
+// NoticeDriver is the SQL of the delivery queues (Outbox) and of the
+// escalation digests sent. A row is due
 // when it is neither delivered nor given up and its next attempt is not
 // after now; given up means given up and not delivered.
 type NoticeDriver interface {
@@ -37,7 +46,8 @@ type NoticeDriver interface {
 	// and sets their next attempt to p.LeaseUntil, passing over rows
 	// another transaction is claiming, and returns them as claimed. The
 	// callbacks are taken fairly across tenants: rank by rank of each
-	// tenant's due rows in next-attempt order.
+	// tenant's due rows in next-attempt order; the escalation notices
+	// oldest first.
 	OutboxClaim(ctx context.Context, p OutboxClaimParams) ([]Notification, error)
 	// OutboxDelivered sets row p.ID's delivery time to p.At unless it has
 	// one, its last status to p.Status and clears its last error; found
@@ -60,6 +70,19 @@ type NoticeDriver interface {
 	OutboxRetry(ctx context.Context, o Outbox, tenant string, at time.Time) (int, error)
 	// OutboxList returns the rows of one operation, oldest first.
 	OutboxList(ctx context.Context, o Outbox, tenant, operationID string) ([]Notification, error)
+
+	// DigestExists reports whether team's digest for day (a UTC date) is
+	// recorded.
+	DigestExists(ctx context.Context, team string, day time.Time) (bool, error)
+	// DigestInsert records team's digest for day as sent at p.At, unless
+	// it is recorded already.
+	DigestInsert(ctx context.Context, p DigestInsertParams) error
+}
+
+// DigestInsertParams are DigestInsert's; Day is a UTC date.
+type DigestInsertParams struct {
+	Team    string
+	Day, At time.Time
 }
 
 // OutboxClaimParams are OutboxClaim's.

@@ -8,7 +8,10 @@ import (
 	"github.com/google/uuid"
 )
 
-var _ CallbackStore = (*Ledger)(nil)
+var (
+	_ CallbackStore   = (*Ledger)(nil)
+	_ EscalationStore = (*Ledger)(nil)
+)
 
 // micro is t as the ledger stores it: UTC, to the microsecond.
 func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
@@ -118,6 +121,77 @@ func (l *Ledger) Notifications(ctx context.Context, tenant, operationID string) 
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
 	return ns, nil
+}
+
+// ClaimEscalationNotices implements EscalationStore.
+func (l *Ledger) ClaimEscalationNotices(ctx context.Context, n int, lease time.Duration) ([]Notification, error) {
+	ns, err := l.claim(ctx, OutboxEscalations, n, lease)
+	if err != nil {
+		return nil, fmt.Errorf("claim escalation notices: %w", err)
+	}
+	return ns, nil
+}
+
+// MarkEscalationNoticeDelivered implements EscalationStore.
+func (l *Ledger) MarkEscalationNoticeDelivered(ctx context.Context, id int64, status int, now time.Time) error {
+	return l.markDelivered(ctx, OutboxEscalations, id, status, now)
+}
+
+// MarkEscalationNoticeFailed implements EscalationStore. A delivered
+// notice is left alone.
+func (l *Ledger) MarkEscalationNoticeFailed(ctx context.Context, id int64, status int, errText string, next time.Time) error {
+	return l.markFailed(ctx, OutboxEscalations, id, status, errText, next)
+}
+
+// GiveUpEscalationNotice implements EscalationStore.
+func (l *Ledger) GiveUpEscalationNotice(ctx context.Context, id int64, status int, errText string, now time.Time) error {
+	return l.giveUp(ctx, OutboxEscalations, id, status, errText, now)
+}
+
+// GivenUpEscalationNotices implements EscalationStore.
+func (l *Ledger) GivenUpEscalationNotices(ctx context.Context, tenant string, limit int) (GivenUp, error) {
+	return l.givenUp(ctx, OutboxEscalations, tenant, limit)
+}
+
+// RetryGivenUpEscalationNotices implements EscalationStore.
+func (l *Ledger) RetryGivenUpEscalationNotices(ctx context.Context, tenant string, now time.Time) (int, error) {
+	return l.retryGivenUp(ctx, OutboxEscalations, tenant, now)
+}
+
+// EscalationNotices implements EscalationStore.
+func (l *Ledger) EscalationNotices(ctx context.Context, tenant, operationID string) ([]Notification, error) {
+	ns, err := l.list(ctx, OutboxEscalations, tenant, operationID)
+	if err != nil {
+		return nil, fmt.Errorf("escalation notices: %w", err)
+	}
+	return ns, nil
+}
+
+// DigestSent implements EscalationStore; EInvalid for a day that is not
+// YYYY-MM-DD.
+func (l *Ledger) DigestSent(ctx context.Context, team, day string) (bool, error) {
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return false, Errorf(EInvalid, "a digest day is YYYY-MM-DD")
+	}
+	sent, err := l.d.DigestExists(ctx, team, d)
+	if err != nil {
+		return false, fmt.Errorf("digest sent: %w", err)
+	}
+	return sent, nil
+}
+
+// RecordDigest implements EscalationStore; EInvalid without a team or for
+// a day that is not YYYY-MM-DD.
+func (l *Ledger) RecordDigest(ctx context.Context, team, day string, now time.Time) error {
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil || team == "" {
+		return Errorf(EInvalid, "a digest needs a team and a YYYY-MM-DD day")
+	}
+	if err := l.d.DigestInsert(ctx, DigestInsertParams{Team: team, Day: d, At: micro(now)}); err != nil {
+		return fmt.Errorf("record digest: %w", err)
+	}
+	return nil
 }
 
 // claim takes up to n due rows of o for lease.

@@ -76,6 +76,10 @@ func (d driver) OutboxClaim(ctx context.Context, p ledger.OutboxClaimParams) ([]
 		rows, err := d.q.NotificationClaim(ctx, dbsqlc.NotificationClaimParams{Now: p.Now, Max: int32(p.Max),
 			LeaseUntil: p.LeaseUntil})
 		return notifications(rows, err)
+	case ledger.OutboxEscalations:
+		rows, err := d.q.EscalationNoticeClaim(ctx, dbsqlc.EscalationNoticeClaimParams{Now: p.Now, Max: int32(p.Max),
+			LeaseUntil: p.LeaseUntil})
+		return notices(rows, err)
 	}
 	return nil, unknownOutbox(p.Outbox)
 }
@@ -85,6 +89,10 @@ func (d driver) OutboxDelivered(ctx context.Context, p ledger.OutboxMarkParams) 
 	switch p.Outbox {
 	case ledger.OutboxCallbacks:
 		n, err := d.q.NotificationDelivered(ctx, dbsqlc.NotificationDeliveredParams{ID: p.ID, At: p.At,
+			Status: int32(p.Status)})
+		return n > 0, err
+	case ledger.OutboxEscalations:
+		n, err := d.q.EscalationNoticeDelivered(ctx, dbsqlc.EscalationNoticeDeliveredParams{ID: p.ID, At: p.At,
 			Status: int32(p.Status)})
 		return n > 0, err
 	}
@@ -97,6 +105,9 @@ func (d driver) OutboxFailed(ctx context.Context, p ledger.OutboxMarkParams) (bo
 	case ledger.OutboxCallbacks:
 		return d.q.NotificationFailed(ctx, dbsqlc.NotificationFailedParams{ID: p.ID, Next: p.At,
 			Status: int32(p.Status), Error: p.Error})
+	case ledger.OutboxEscalations:
+		return d.q.EscalationNoticeFailed(ctx, dbsqlc.EscalationNoticeFailedParams{ID: p.ID, Next: p.At,
+			Status: int32(p.Status), Error: p.Error})
 	}
 	return false, unknownOutbox(p.Outbox)
 }
@@ -106,6 +117,9 @@ func (d driver) OutboxGiveUp(ctx context.Context, p ledger.OutboxMarkParams) (bo
 	switch p.Outbox {
 	case ledger.OutboxCallbacks:
 		return d.q.NotificationGiveUp(ctx, dbsqlc.NotificationGiveUpParams{ID: p.ID, At: p.At,
+			Status: int32(p.Status), Error: p.Error})
+	case ledger.OutboxEscalations:
+		return d.q.EscalationNoticeGiveUp(ctx, dbsqlc.EscalationNoticeGiveUpParams{ID: p.ID, At: p.At,
 			Status: int32(p.Status), Error: p.Error})
 	}
 	return false, unknownOutbox(p.Outbox)
@@ -117,6 +131,9 @@ func (d driver) OutboxGivenUpCount(ctx context.Context, o ledger.Outbox, tenant 
 	case ledger.OutboxCallbacks:
 		n, err := d.q.NotificationGivenUpCount(ctx, tenant)
 		return int(n), err
+	case ledger.OutboxEscalations:
+		n, err := d.q.EscalationNoticeGivenUpCount(ctx, tenant)
+		return int(n), err
 	}
 	return 0, unknownOutbox(o)
 }
@@ -127,6 +144,10 @@ func (d driver) OutboxGivenUpList(ctx context.Context, o ledger.Outbox, tenant s
 	case ledger.OutboxCallbacks:
 		rows, err := d.q.NotificationGivenUpList(ctx, dbsqlc.NotificationGivenUpListParams{Tenant: tenant, Max: int32(max)})
 		return notifications(rows, err)
+	case ledger.OutboxEscalations:
+		rows, err := d.q.EscalationNoticeGivenUpList(ctx, dbsqlc.EscalationNoticeGivenUpListParams{Tenant: tenant,
+			Max: int32(max)})
+		return notices(rows, err)
 	}
 	return nil, unknownOutbox(o)
 }
@@ -136,6 +157,9 @@ func (d driver) OutboxRetry(ctx context.Context, o ledger.Outbox, tenant string,
 	switch o {
 	case ledger.OutboxCallbacks:
 		n, err := d.q.NotificationRetry(ctx, dbsqlc.NotificationRetryParams{Tenant: tenant, At: at})
+		return int(n), err
+	case ledger.OutboxEscalations:
+		n, err := d.q.EscalationNoticeRetry(ctx, dbsqlc.EscalationNoticeRetryParams{Tenant: tenant, At: at})
 		return int(n), err
 	}
 	return 0, unknownOutbox(o)
@@ -147,6 +171,10 @@ func (d driver) OutboxList(ctx context.Context, o ledger.Outbox, tenant, operati
 	case ledger.OutboxCallbacks:
 		rows, err := d.q.NotificationList(ctx, dbsqlc.NotificationListParams{Tenant: tenant, OperationID: operationID})
 		return notifications(rows, err)
+	case ledger.OutboxEscalations:
+		rows, err := d.q.EscalationNoticeList(ctx, dbsqlc.EscalationNoticeListParams{Tenant: tenant,
+			OperationID: operationID})
+		return notices(rows, err)
 	}
 	return nil, unknownOutbox(o)
 }

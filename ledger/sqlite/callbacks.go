@@ -89,6 +89,10 @@ func (d driver) OutboxClaim(ctx context.Context, p ledger.OutboxClaimParams) (ns
 			ns, err = notifications(q.NotificationClaim(ctx, dbsqlc.NotificationClaimParams{Now: micros(p.Now),
 				Max: int64(p.Max), LeaseUntil: micros(p.LeaseUntil)}))
 			return err
+		case ledger.OutboxEscalations:
+			ns, err = notices(q.EscalationNoticeClaim(ctx, dbsqlc.EscalationNoticeClaimParams{Now: micros(p.Now),
+				Max: int64(p.Max), LeaseUntil: micros(p.LeaseUntil)}))
+			return err
 		}
 		return unknownOutbox(p.Outbox)
 	})
@@ -101,6 +105,10 @@ func (d driver) OutboxDelivered(ctx context.Context, p ledger.OutboxMarkParams) 
 	case ledger.OutboxCallbacks:
 		n, err := d.w.NotificationDelivered(ctx, dbsqlc.NotificationDeliveredParams{ID: p.ID, At: micros(p.At),
 			Status: int64(p.Status)})
+		return n > 0, err
+	case ledger.OutboxEscalations:
+		n, err := d.w.EscalationNoticeDelivered(ctx, dbsqlc.EscalationNoticeDeliveredParams{ID: p.ID,
+			At: micros(p.At), Status: int64(p.Status)})
 		return n > 0, err
 	}
 	return false, unknownOutbox(p.Outbox)
@@ -118,6 +126,14 @@ func (d driver) OutboxFailed(ctx context.Context, p ledger.OutboxMarkParams) (fo
 				return err
 			}
 			found, err = q.NotificationExists(ctx, p.ID)
+			return err
+		case ledger.OutboxEscalations:
+			err := q.EscalationNoticeFailed(ctx, dbsqlc.EscalationNoticeFailedParams{ID: p.ID, Next: micros(p.At),
+				Status: int64(p.Status), Error: p.Error})
+			if err != nil {
+				return err
+			}
+			found, err = q.EscalationNoticeExists(ctx, p.ID)
 			return err
 		}
 		return unknownOutbox(p.Outbox)
@@ -137,6 +153,14 @@ func (d driver) OutboxGiveUp(ctx context.Context, p ledger.OutboxMarkParams) (fo
 			}
 			found, err = q.NotificationExists(ctx, p.ID)
 			return err
+		case ledger.OutboxEscalations:
+			err := q.EscalationNoticeGiveUp(ctx, dbsqlc.EscalationNoticeGiveUpParams{ID: p.ID, At: micros(p.At),
+				Status: int64(p.Status), Error: p.Error})
+			if err != nil {
+				return err
+			}
+			found, err = q.EscalationNoticeExists(ctx, p.ID)
+			return err
 		}
 		return unknownOutbox(p.Outbox)
 	})
@@ -149,6 +173,9 @@ func (d driver) OutboxGivenUpCount(ctx context.Context, o ledger.Outbox, tenant 
 	case ledger.OutboxCallbacks:
 		n, err := d.r.NotificationGivenUpCount(ctx, tenant)
 		return int(n), err
+	case ledger.OutboxEscalations:
+		n, err := d.r.EscalationNoticeGivenUpCount(ctx, tenant)
+		return int(n), err
 	}
 	return 0, unknownOutbox(o)
 }
@@ -158,6 +185,9 @@ func (d driver) OutboxGivenUpList(ctx context.Context, o ledger.Outbox, tenant s
 	switch o {
 	case ledger.OutboxCallbacks:
 		return notifications(d.r.NotificationGivenUpList(ctx, dbsqlc.NotificationGivenUpListParams{Tenant: tenant,
+			Max: int64(max)}))
+	case ledger.OutboxEscalations:
+		return notices(d.r.EscalationNoticeGivenUpList(ctx, dbsqlc.EscalationNoticeGivenUpListParams{Tenant: tenant,
 			Max: int64(max)}))
 	}
 	return nil, unknownOutbox(o)
@@ -169,6 +199,9 @@ func (d driver) OutboxRetry(ctx context.Context, o ledger.Outbox, tenant string,
 	case ledger.OutboxCallbacks:
 		n, err := d.w.NotificationRetry(ctx, dbsqlc.NotificationRetryParams{Tenant: tenant, At: micros(at)})
 		return int(n), err
+	case ledger.OutboxEscalations:
+		n, err := d.w.EscalationNoticeRetry(ctx, dbsqlc.EscalationNoticeRetryParams{Tenant: tenant, At: micros(at)})
+		return int(n), err
 	}
 	return 0, unknownOutbox(o)
 }
@@ -178,6 +211,9 @@ func (d driver) OutboxList(ctx context.Context, o ledger.Outbox, tenant, operati
 	switch o {
 	case ledger.OutboxCallbacks:
 		return notifications(d.r.NotificationList(ctx, dbsqlc.NotificationListParams{Tenant: tenant,
+			OperationID: operationID}))
+	case ledger.OutboxEscalations:
+		return notices(d.r.EscalationNoticeList(ctx, dbsqlc.EscalationNoticeListParams{Tenant: tenant,
 			OperationID: operationID}))
 	}
 	return nil, unknownOutbox(o)
