@@ -23,6 +23,7 @@ type Driver interface {
 	TenantDriver
 	ActionDriver
 	QuarantineDriver
+	InboxDriver
 	RetentionDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
