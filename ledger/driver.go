@@ -24,6 +24,7 @@ type Driver interface {
 	ActionDriver
 	QuarantineDriver
 	InboxDriver
+	ReviewDriver
 	RetentionDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
