@@ -25,6 +25,7 @@ type Driver interface {
 	QuarantineDriver
 	InboxDriver
 	ReviewDriver
+	AuditDriver
 	RetentionDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
