@@ -24,6 +24,9 @@ type Driver interface {
 	TenantDriver
 	ActionDriver
 	QuarantineDriver
+	InboxDriver
+	ReviewDriver
+	AuditDriver
 	RetentionDriver
 	ParamDriver
 	ObservationDriver

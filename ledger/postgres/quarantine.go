@@ -20,13 +20,7 @@ func (d driver) QuarantineList(ctx context.Context, p ledger.QuarantineListParam
 	}
 	items := make([]ledger.QuarantineItem, 0, len(rows))
 	for _, r := range rows {
-		q := ledger.QuarantineItem{ID: r.QuarantineID, Target: r.Target, DeliveryID: r.DeliveryID, Reason: r.Reason,
-			EventID: r.EventID, Reference: r.ClaimedReference, Tenant: r.ClaimedTenant, RemoteID: r.RemoteID,
-			OperationID: r.OperationID, OpTenant: r.OperationTenant, At: r.QuarantinedAt.UTC(), ResolvedAt: r.ResolvedAt,
-			ResolvedBy: r.ResolvedBy, ResolvedByName: r.ResolvedByName, ResolvedByRole: r.ResolvedByRole,
-			ResolvedAs: r.ResolutionKind, Resolution: r.Resolution}
-		utcp(q.ResolvedAt)
-		items = append(items, q)
+		items = append(items, quarantineItemOf(r))
 	}
 	return items, nil
 }

@@ -3,12 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
 var _ ledger.AuditStore = (*Store)(nil)
@@ -35,143 +35,64 @@ func (s *Store) AuditBatch(ctx context.Context, target string, after ledger.Curs
 	return ops, ledger.NextAuditPosition(ops, n), nil
 }
 
-// RecordFinding implements ledger.AuditStore. The operation is read in the
-// same write transaction, so its target is the finding's and a missing
-// operation is told apart from an open finding.
-func (s *Store) RecordFinding(ctx context.Context, f ledger.Finding) (bool, error) {
-	if err := f.Validate(); err != nil {
-		return false, err
-	}
-	ids, evidence := f.EncodeJSON()
-	var created bool
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var target string
-		err := tx.QueryRowContext(ctx, `SELECT target FROM operation_ledger
-			WHERE tenant_id = ? AND operation_id = ?`, f.Tenant, f.OperationID).Scan(&target)
+// FindingInsert implements ledger.AuditDriver: the operation is read in
+// the same write transaction, so its target is the finding's.
+func (d driver) FindingInsert(ctx context.Context, p ledger.FindingInsertParams) (found, created bool, err error) {
+	f := p.Finding
+	err = d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		target, err := q.OperationTarget(ctx, dbsqlc.OperationTargetParams{TenantID: f.Tenant, OperationID: f.OperationID})
 		if errors.Is(err, sql.ErrNoRows) {
-			return ledger.Errorf(ledger.ENotFound, "operation not found")
+			return nil
 		}
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO audit_findings
-			(tenant_id, operation_id, target, kind, remote_ids, evidence, found_at, escalated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (tenant_id, operation_id, kind) WHERE resolved_at IS NULL DO NOTHING`,
-			f.Tenant, f.OperationID, target, string(f.Kind), ids, evidence, micros(s.clock()), f.Escalated)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+		found = true
+		n, err := q.FindingInsert(ctx, dbsqlc.FindingInsertParams{TenantID: f.Tenant, OperationID: f.OperationID,
+			Target: target, Kind: string(f.Kind), RemoteIds: p.RemoteIDs, Evidence: p.Evidence, FoundAt: micros(p.At),
+			Escalated: f.Escalated})
 		created = n == 1
 		return err
 	})
-	if err != nil {
-		if ledger.ErrorCode(err) == ledger.ENotFound {
-			return false, err
-		}
-		return false, fmt.Errorf("record finding: %w", err)
-	}
-	return created, nil
+	return found, created, err
 }
 
-// Findings implements ledger.AuditStore.
-func (s *Store) Findings(ctx context.Context, tenant string, since time.Time) ([]ledger.Finding, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+findingCols+`
-		FROM audit_findings WHERE tenant_id = ? AND found_at >= ?
-		ORDER BY found_at DESC, finding_id DESC LIMIT ?`, tenant, micros(since), ledger.MaxListLimit)
+// FindingsSince implements ledger.AuditDriver.
+func (d driver) FindingsSince(ctx context.Context, tenant string, since time.Time, max int) ([]ledger.Finding, error) {
+	rows, err := d.r.FindingsSince(ctx, dbsqlc.FindingsSinceParams{TenantID: tenant, Since: micros(since), MaxRows: int64(max)})
 	if err != nil {
-		return nil, fmt.Errorf("findings: %w", err)
+		return nil, err
 	}
-	fs, err := scanFindings(rows)
-	if err != nil {
-		return nil, fmt.Errorf("findings: %w", err)
-	}
-	return fs, nil
+	return findingsOf(rows)
 }
 
-// findingCols are the columns scanFindings reads.
-const findingCols = `finding_id, tenant_id, operation_id, target, kind, remote_ids, evidence, found_at,
-	escalated, resolved_at, acknowledged_at, acknowledged_by, acknowledged_by_name, acknowledgement`
-
-// scanFindings reads findingCols rows and closes them.
-func scanFindings(rows *sql.Rows) ([]ledger.Finding, error) {
-	defer rows.Close()
-	var fs []ledger.Finding
-	for rows.Next() {
-		var (
-			f                   ledger.Finding
-			kind, ids, evidence string
-			found               int64
-			resolved, ackAt     sql.NullInt64
-			ack                 ledger.Acknowledgement
-		)
-		if err := rows.Scan(&f.ID, &f.Tenant, &f.OperationID, &f.Target, &kind, &ids, &evidence,
-			&found, &f.Escalated, &resolved, &ackAt, &ack.Subject, &ack.Name, &ack.Note); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(ids), &f.RemoteIDs); err != nil {
-			return nil, fmt.Errorf("finding %d: remote ids: %w", f.ID, err)
-		}
-		f.Kind, f.Evidence = ledger.FindingKind(kind), []byte(evidence)
-		f.FoundAt, f.ResolvedAt = fromMicros(found), fromNull(resolved)
-		if ackAt.Valid {
-			ack.At = fromMicros(ackAt.Int64)
-			f.Acknowledged = &ack
-		}
-		fs = append(fs, f)
-	}
-	return fs, rows.Err()
+// FindingCount implements ledger.AuditDriver.
+func (d driver) FindingCount(ctx context.Context, p ledger.FindingCountParams) (int, error) {
+	n, err := d.r.FindingCount(ctx, dbsqlc.FindingCountParams{TenantID: p.Tenant, Kind: string(p.Kind),
+		Since: micros(p.Since), Until: micros(p.Until)})
+	return int(n), err
 }
 
-// CountFindings implements ledger.AuditStore.
-func (s *Store) CountFindings(ctx context.Context, tenant string, kind ledger.FindingKind, w ledger.Window) (int, error) {
-	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM audit_findings
-		WHERE tenant_id = ?1 AND found_at >= ?2 AND found_at < ?4 AND (?3 = '' OR kind = ?3)`,
-		tenant, micros(w.Since), string(kind), micros(w.Until)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count findings: %w", err)
+// AuditCursorGet implements ledger.AuditDriver.
+func (d driver) AuditCursorGet(ctx context.Context, target string) (ledger.Cursor, bool, error) {
+	r, err := d.r.AuditCursorGet(ctx, target)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ledger.Cursor{}, false, nil
+	case err != nil:
+		return ledger.Cursor{}, false, err
+	case !r.LastCreatedAt.Valid || !r.LastOperationID.Valid:
+		return ledger.Cursor{}, true, nil
 	}
-	return n, nil
+	return ledger.Cursor{CreatedAt: fromMicros(r.LastCreatedAt.Int64), ID: r.LastOperationID.String}, true, nil
 }
 
-// AuditPosition implements ledger.AuditStore.
-func (s *Store) AuditPosition(ctx context.Context, target string) (ledger.Cursor, error) {
-	var (
-		at sql.NullInt64
-		id sql.NullString
-	)
-	err := s.r.QueryRowContext(ctx, `SELECT last_created_at, last_operation_id FROM audit_cursor
-		WHERE target = ?`, target).Scan(&at, &id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Cursor{}, ledger.Errorf(ledger.ENotFound, "no audit position for target %s", target)
-	}
-	if err != nil {
-		return ledger.Cursor{}, fmt.Errorf("audit position: %w", err)
-	}
-	if !at.Valid || !id.Valid {
-		return ledger.Cursor{}, nil
-	}
-	return ledger.Cursor{CreatedAt: fromMicros(at.Int64), ID: id.String}, nil
-}
-
-// SaveAuditPosition implements ledger.AuditStore.
-func (s *Store) SaveAuditPosition(ctx context.Context, target string, pos ledger.Cursor) error {
-	if err := ledger.CheckAuditBatch(target, pos, 1); err != nil {
-		return err
-	}
-	var at, id any
+// AuditCursorSave implements ledger.AuditDriver.
+func (d driver) AuditCursorSave(ctx context.Context, target string, pos ledger.Cursor, at time.Time) error {
+	p := dbsqlc.AuditCursorSaveParams{Target: target, UpdatedAt: micros(at)}
 	if pos.ID != "" {
-		at, id = micros(pos.CreatedAt), pos.ID
+		p.LastCreatedAt = sql.NullInt64{Int64: micros(pos.CreatedAt), Valid: true}
+		p.LastOperationID = sql.NullString{String: pos.ID, Valid: true}
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO audit_cursor (target, last_created_at, last_operation_id, updated_at)
-		VALUES (?, ?, ?, ?)
-		ON CONFLICT (target) DO UPDATE SET last_created_at = excluded.last_created_at,
-			last_operation_id = excluded.last_operation_id, updated_at = excluded.updated_at`,
-		target, at, id, micros(s.clock()))
-	if err != nil {
-		return fmt.Errorf("save audit position: %w", err)
-	}
-	return nil
+	return d.w.AuditCursorSave(ctx, p)
 }

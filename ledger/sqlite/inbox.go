@@ -2,144 +2,87 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
 var _ ledger.InboxStore = (*Store)(nil)
 
-// Receive implements ledger.InboxStore.
-func (s *Store) Receive(ctx context.Context, target string, body []byte) (int64, bool, error) {
-	sum := sha256.Sum256(body)
-	now := micros(s.clock())
-	var (
-		id  int64
-		dup bool
-	)
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `INSERT INTO webhook_inbox (target, body_sha256, body, received_at, next_attempt_at)
-			VALUES (?1, ?2, ?3, ?4, ?4) ON CONFLICT (target, body_sha256) DO NOTHING RETURNING delivery_id`,
-			target, sum[:], body, now).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			dup = true
-			return tx.QueryRowContext(ctx, `SELECT delivery_id FROM webhook_inbox WHERE target = ? AND body_sha256 = ?`,
-				target, sum[:]).Scan(&id)
-		}
+// DeliveryInsert implements ledger.InboxDriver.
+func (d driver) DeliveryInsert(ctx context.Context, p ledger.DeliveryInsertParams) (int64, bool, error) {
+	id, err := d.w.DeliveryInsert(ctx, dbsqlc.DeliveryInsertParams{Target: p.Target, BodySha256: p.Sum, Body: p.Body,
+		ReceivedAt: micros(p.ReceivedAt)})
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
+}
+
+// DeliveryIDByBody implements ledger.InboxDriver.
+func (d driver) DeliveryIDByBody(ctx context.Context, target string, sum []byte) (int64, error) {
+	return d.r.DeliveryIDByBody(ctx, dbsqlc.DeliveryIDByBodyParams{Target: target, BodySha256: sum})
+}
+
+// DeliveryClaim implements ledger.InboxDriver, in one write transaction.
+func (d driver) DeliveryClaim(ctx context.Context, p ledger.DeliveryClaimParams) ([]ledger.Delivery, error) {
+	var rows []dbsqlc.DeliveryClaimRow
+	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		var err error
+		rows, err = q.DeliveryClaim(ctx, dbsqlc.DeliveryClaimParams{Now: micros(p.Now), LeaseUntil: micros(p.LeaseUntil),
+			MaxRows: int64(p.Max)})
 		return err
 	})
 	if err != nil {
-		return 0, false, fmt.Errorf("receive: %w", err)
+		return nil, err
 	}
-	return id, dup, nil
-}
-
-// ClaimDeliveries implements ledger.InboxStore.
-func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]ledger.Delivery, error) {
-	now := s.clock()
-	var ds []ledger.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE webhook_inbox SET attempts = attempts + 1,
-				failed_attempts = failed_attempts + 1, next_attempt_at = ?3
-			WHERE delivery_id IN (SELECT delivery_id FROM webhook_inbox
-				WHERE processed_at IS NULL AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2)
-			RETURNING delivery_id, target, body, received_at, attempts, outcome, failed_attempts, last_error`,
-			micros(now), n, micros(now.Add(lease)))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				d  ledger.Delivery
-				at int64
-			)
-			if err := rows.Scan(&d.ID, &d.Target, &d.Body, &at, &d.Attempts, &d.Outcome, &d.Failures, &d.LastError); err != nil {
-				return err
-			}
-			d.ReceivedAt = fromMicros(at)
-			ds = append(ds, d)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("claim deliveries: %w", err)
+	ds := make([]ledger.Delivery, 0, len(rows))
+	for _, r := range rows {
+		ds = append(ds, ledger.Delivery{ID: r.DeliveryID, Target: r.Target, Body: r.Body, ReceivedAt: fromMicros(r.ReceivedAt),
+			Attempts: int(r.Attempts), Outcome: r.Outcome, Failures: int(r.FailedAttempts), LastError: r.LastError})
 	}
 	return ds, nil
 }
 
-// FinishDelivery implements ledger.InboxStore.
-func (s *Store) FinishDelivery(ctx context.Context, id int64, outcome string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET processed_at = ?, next_attempt_at = NULL,
-		body = NULL, outcome = ? WHERE delivery_id = ?`, micros(s.clock()), outcome, id)
-	if err != nil {
-		return fmt.Errorf("finish delivery: %w", err)
-	}
-	return nil
+// DeliveryFinish implements ledger.InboxDriver.
+func (d driver) DeliveryFinish(ctx context.Context, p ledger.DeliveryUpdateParams) error {
+	return d.w.DeliveryFinish(ctx, dbsqlc.DeliveryFinishParams{DeliveryID: p.ID, ProcessedAt: micros(p.At), Outcome: p.Outcome})
 }
 
-// DeferDelivery implements ledger.InboxStore.
-func (s *Store) DeferDelivery(ctx context.Context, id int64, until time.Time, outcome string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET next_attempt_at = ?, outcome = ?,
-		failed_attempts = max(failed_attempts - 1, 0)
-		WHERE delivery_id = ? AND processed_at IS NULL`, micros(until), outcome, id)
-	if err != nil {
-		return fmt.Errorf("defer delivery: %w", err)
-	}
-	return nil
+// DeliveryDefer implements ledger.InboxDriver.
+func (d driver) DeliveryDefer(ctx context.Context, p ledger.DeliveryUpdateParams) error {
+	return d.w.DeliveryDefer(ctx, dbsqlc.DeliveryDeferParams{DeliveryID: p.ID, DueAt: micros(p.At), Outcome: p.Outcome})
 }
 
-// FailDelivery implements ledger.InboxStore.
-func (s *Store) FailDelivery(ctx context.Context, id int64, until time.Time, reason string) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE webhook_inbox SET next_attempt_at = ?, last_error = ?,
-		outcome = 'failed; retried'
-		WHERE delivery_id = ? AND processed_at IS NULL`, micros(until), ledger.PlainText(reason, 500), id)
-	if err != nil {
-		return fmt.Errorf("fail delivery: %w", err)
-	}
-	return nil
+// DeliveryFail implements ledger.InboxDriver.
+func (d driver) DeliveryFail(ctx context.Context, p ledger.DeliveryUpdateParams) error {
+	return d.w.DeliveryFail(ctx, dbsqlc.DeliveryFailParams{DeliveryID: p.ID, DueAt: micros(p.At), Outcome: p.Outcome,
+		LastError: p.Error})
 }
 
-// Quarantine implements ledger.InboxStore.
-func (s *Store) Quarantine(ctx context.Context, q ledger.QuarantineItem) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `INSERT INTO quarantine (target, delivery_id, reason, event_id,
-		claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
-		scope_tenant)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		q.Target, q.DeliveryID, q.Reason, q.EventID, q.Reference, q.Tenant, q.RemoteID, q.OperationID,
-		q.OpTenant, micros(s.clock()), q.ScopeTenant())
-	if err != nil {
-		return 0, fmt.Errorf("quarantine: %w", err)
-	}
-	return res.LastInsertId()
+// QuarantineInsert implements ledger.InboxDriver.
+func (d driver) QuarantineInsert(ctx context.Context, p ledger.QuarantineInsertParams) (int64, error) {
+	q := p.Item
+	return d.w.QuarantineInsert(ctx, dbsqlc.QuarantineInsertParams{Target: q.Target, DeliveryID: q.DeliveryID,
+		Reason: q.Reason, EventID: q.EventID, ClaimedReference: q.Reference, ClaimedTenant: q.Tenant,
+		RemoteID: q.RemoteID, OperationID: q.OperationID, OperationTenant: q.OpTenant, QuarantinedAt: micros(p.At),
+		ScopeTenant: p.ScopeTenant})
 }
 
-// ResolveQuarantine implements ledger.InboxStore.
-func (s *Store) ResolveQuarantine(ctx context.Context, tenant string, id int64, resolution string) error {
-	if resolution == "" || len(resolution) > 500 {
-		return ledger.Errorf(ledger.EInvalid, "a quarantine resolution needs the decision (at most 500 characters)")
+// QuarantineDismiss implements ledger.InboxDriver.
+func (d driver) QuarantineDismiss(ctx context.Context, p ledger.QuarantineResolveParams) (string, bool, error) {
+	a := p.Action
+	opID, err := d.w.QuarantineDismiss(ctx, dbsqlc.QuarantineDismissParams{ScopeTenant: p.ScopeTenant,
+		QuarantineID: p.ID, ResolvedAt: micros(a.At), ResolvedBy: a.Subject, ResolvedByName: a.Name,
+		Resolution: a.Reason, ResolvedByRole: a.Role})
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
 	}
-	object := strconv.FormatInt(id, 10)
-	err := s.withAction(ctx, ledger.ActionQuarantineResolve, tenant, object, func(tx *sql.Tx, a *ledger.Action) error {
-		a.Reason = resolution
-		err := tx.QueryRowContext(ctx, `UPDATE quarantine SET resolved_at = ?, resolved_by = ?, resolved_by_name = ?,
-			resolution = ?, resolved_by_role = ?, resolution_kind = 'dismissed'
-			WHERE scope_tenant = ? AND quarantine_id = ? AND resolved_at IS NULL RETURNING operation_id`,
-			micros(a.At), a.Subject, a.Name, resolution, a.Role, tenant, id).Scan(&a.OperationID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ledger.Errorf(ledger.ENotFound, "no open quarantine item %d", id)
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("resolve quarantine: %w", err)
-	}
-	return nil
+	return opID, err == nil, err
 }
 
 // LeaseOperation implements ledger.InboxStore.
