@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -192,4 +193,43 @@ func ApprovalOutcome(r Resolution, approver Actor) Outcome {
 			"role": approver.Role, "request_id": approver.RequestID,
 		},
 	}
+}
+
+// ResolutionDriver is the SQL of proposals and their decisions.
+type ResolutionDriver interface {
+	// ResolutionInsert stores r as an open proposal and returns it with its
+	// id; ErrDuplicateKey when the operation has an open proposal.
+	ResolutionInsert(ctx context.Context, r Resolution) (Resolution, error)
+	// ResolutionLockOpen returns the tenant's open proposal id, held
+	// against other deciders until the transaction ends.
+	ResolutionLockOpen(ctx context.Context, tenant string, id int64) (r Resolution, found bool, err error)
+	// ResolutionDecide records r's decision.
+	ResolutionDecide(ctx context.Context, r Resolution) error
+	// ResolutionList returns the tenant's proposals (open ones only, when
+	// openOnly), newest first, at most 500.
+	ResolutionList(ctx context.Context, tenant string, openOnly bool) ([]Resolution, error)
+	// ResolutionListOpen returns the open proposals of tenants (of every
+	// tenant, when all), oldest first, at most 500.
+	ResolutionListOpen(ctx context.Context, tenants []string, all bool) ([]Resolution, error)
+}
+
+// Resolutions implements ResolutionStore.
+func (l *Ledger) Resolutions(ctx context.Context, tenant string, open bool) ([]Resolution, error) {
+	rs, err := l.d.ResolutionList(ctx, tenant, open)
+	if err != nil {
+		return nil, fmt.Errorf("resolutions: %w", err)
+	}
+	return rs, nil
+}
+
+// OpenResolutions implements ResolutionStore.
+func (l *Ledger) OpenResolutions(ctx context.Context, tenants []string, all bool) ([]Resolution, error) {
+	if tenants == nil {
+		tenants = []string{}
+	}
+	rs, err := l.d.ResolutionListOpen(ctx, tenants, all)
+	if err != nil {
+		return nil, fmt.Errorf("open resolutions: %w", err)
+	}
+	return rs, nil
 }

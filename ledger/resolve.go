@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -13,12 +14,12 @@ type ResolutionTx interface {
 	// Operation returns the tenant's operation, or ENotFound.
 	Operation(ctx context.Context, tenant, id string) (Operation, error)
 	// InsertProposal stores r as an open proposal and returns it with its
-	// id; EConflict when the operation already has an open proposal.
+	// id; ErrDuplicateKey when the operation already has an open proposal.
 	InsertProposal(ctx context.Context, r Resolution) (Resolution, error)
 	// LockOpenProposal returns the tenant's open proposal id, held against
-	// other deciders until the transaction ends; ENotFound when the tenant
-	// has no such open proposal.
-	LockOpenProposal(ctx context.Context, tenant string, id int64) (Resolution, error)
+	// other deciders until the transaction ends; found is false when the
+	// tenant has no such open proposal.
+	LockOpenProposal(ctx context.Context, tenant string, id int64) (r Resolution, found bool, err error)
 	// ApplyIfUnchanged applies o, with its event and the tenant's callback,
 	// only if the operation is still in o.From at fence o.Fence; ok is
 	// false, and nothing written, when it is not.
@@ -30,6 +31,16 @@ type ResolutionTx interface {
 	RecordAction(ctx context.Context, a Action) error
 	// CreateTx creates a supersede's successor in the same transaction.
 	CreateTx
+}
+
+// lockOpenProposal is LockOpenProposal with ENotFound for no such open
+// proposal.
+func lockOpenProposal(ctx context.Context, tx ResolutionTx, tenant string, id int64) (Resolution, error) {
+	r, found, err := tx.LockOpenProposal(ctx, tenant, id)
+	if err == nil && !found {
+		err = Errorf(ENotFound, "no open proposal %d", id)
+	}
+	return r, err
 }
 
 // Rebinder replaces the reference a bound payload carries with a new
@@ -58,6 +69,9 @@ func ProposeIn(ctx context.Context, tx ResolutionTx, r Resolution, now time.Time
 		return r, err
 	}
 	got, err := tx.InsertProposal(ctx, r)
+	if errors.Is(err, ErrDuplicateKey) {
+		return r, Errorf(EConflict, "this operation already has an open proposal; approve or reject it first")
+	}
 	if err != nil {
 		return r, err
 	}
@@ -105,7 +119,7 @@ func ApproveIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, re
 	if err != nil {
 		return Approval{}, err
 	}
-	r, err := tx.LockOpenProposal(ctx, tenant, id)
+	r, err := lockOpenProposal(ctx, tx, tenant, id)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -193,7 +207,7 @@ func RejectIn(ctx context.Context, tx ResolutionTx, tenant string, id int64, why
 	if why == "" || len(why) > 500 {
 		return Errorf(EInvalid, "a rejection needs its reason (at most 500 characters)")
 	}
-	r, err := tx.LockOpenProposal(ctx, tenant, id)
+	r, err := lockOpenProposal(ctx, tx, tenant, id)
 	if err != nil {
 		return err
 	}

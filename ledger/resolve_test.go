@@ -36,11 +36,11 @@ func (f *fakeTx) InsertProposal(_ context.Context, r ledger.Resolution) (ledger.
 	return r, nil
 }
 
-func (f *fakeTx) LockOpenProposal(_ context.Context, tenant string, id int64) (ledger.Resolution, error) {
+func (f *fakeTx) LockOpenProposal(_ context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
 	if !f.open || tenant != f.proposal.Tenant || id != f.proposal.ID {
-		return ledger.Resolution{}, ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
+		return ledger.Resolution{}, false, nil
 	}
-	return f.proposal, nil
+	return f.proposal, true, nil
 }
 
 func (f *fakeTx) ApplyIfUnchanged(_ context.Context, o ledger.Outcome, _ time.Time) (ledger.Operation, bool, error) {

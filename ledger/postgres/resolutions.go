@@ -11,25 +11,73 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 )
 
 var _ ledger.ResolutionStore = (*Store)(nil)
 
-const resolutionCols = `resolution_id, tenant_id, operation_id::text, fence_token, to_state, remote_ref, reason,
-	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why, kind`
+// resolutionOf is a row of a resolutions query as a ledger.Resolution.
+func resolutionOf(r dbsqlc.ResolutionListRow) ledger.Resolution {
+	return ledger.Resolution{ID: r.ResolutionID, Tenant: r.TenantID, OperationID: r.OperationID, Fence: r.FenceToken,
+		To: ledger.State(r.ToState), RemoteRef: r.RemoteRef, Reason: r.Reason, ProposedBy: r.ProposedBy,
+		ProposedByName: r.ProposedByName, ProposedAt: r.ProposedAt.UTC(), DecidedBy: r.DecidedBy,
+		DecidedByName: r.DecidedByName, DecidedAt: utcOrNil(r.DecidedAt), Decision: r.Decision,
+		DecisionWhy: r.DecisionWhy, Kind: ledger.ResolutionKind(r.Kind)}
+}
 
-func scanResolution(row pgx.Row) (ledger.Resolution, error) {
-	var (
-		r        ledger.Resolution
-		to, kind string
-	)
-	err := row.Scan(&r.ID, &r.Tenant, &r.OperationID, &r.Fence, &to, &r.RemoteRef, &r.Reason,
-		&r.ProposedBy, &r.ProposedByName, &r.ProposedAt, &r.DecidedBy, &r.DecidedByName, &r.DecidedAt,
-		&r.Decision, &r.DecisionWhy, &kind)
-	r.Kind = ledger.ResolutionKind(kind)
-	r.To, r.ProposedAt = ledger.State(to), r.ProposedAt.UTC()
-	utcp(r.DecidedAt)
-	return r, err
+// ResolutionInsert implements ledger.ResolutionDriver.
+func (d driver) ResolutionInsert(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
+	got, err := d.q.ResolutionInsert(ctx, dbsqlc.ResolutionInsertParams{TenantID: r.Tenant, OperationID: r.OperationID,
+		FenceToken: r.Fence, ToState: string(r.To), RemoteRef: r.RemoteRef, Reason: r.Reason, ProposedBy: r.ProposedBy,
+		ProposedByName: r.ProposedByName, ProposedAt: r.ProposedAt, Kind: string(r.Kind)})
+	if err != nil {
+		return r, duplicate(err)
+	}
+	return resolutionOf(dbsqlc.ResolutionListRow(got)), nil
+}
+
+// ResolutionLockOpen implements ledger.ResolutionDriver with FOR UPDATE.
+func (d driver) ResolutionLockOpen(ctx context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
+	r, err := d.q.ResolutionLockOpen(ctx, dbsqlc.ResolutionLockOpenParams{TenantID: tenant, ResolutionID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ledger.Resolution{}, false, nil
+	}
+	return resolutionOf(dbsqlc.ResolutionListRow(r)), err == nil, err
+}
+
+// ResolutionDecide implements ledger.ResolutionDriver.
+func (d driver) ResolutionDecide(ctx context.Context, r ledger.Resolution) error {
+	return d.q.ResolutionDecide(ctx, dbsqlc.ResolutionDecideParams{ResolutionID: r.ID, DecidedBy: r.DecidedBy,
+		DecidedByName: r.DecidedByName, DecidedAt: r.DecidedAt, Decision: r.Decision, DecisionWhy: r.DecisionWhy})
+}
+
+// ResolutionList implements ledger.ResolutionDriver.
+func (d driver) ResolutionList(ctx context.Context, tenant string, openOnly bool) ([]ledger.Resolution, error) {
+	rows, err := d.q.ResolutionList(ctx, dbsqlc.ResolutionListParams{TenantID: tenant, OpenOnly: openOnly})
+	out := make([]ledger.Resolution, len(rows))
+	for i, r := range rows {
+		out[i] = resolutionOf(r)
+	}
+	return out, err
+}
+
+// ResolutionListOpen implements ledger.ResolutionDriver.
+func (d driver) ResolutionListOpen(ctx context.Context, tenants []string, all bool) ([]ledger.Resolution, error) {
+	rows, err := d.q.ResolutionListOpen(ctx, dbsqlc.ResolutionListOpenParams{AllTenants: all, Tenants: tenants})
+	out := make([]ledger.Resolution, len(rows))
+	for i, r := range rows {
+		out[i] = resolutionOf(dbsqlc.ResolutionListRow(r))
+	}
+	return out, err
+}
+
+// duplicate is err, or ledger.ErrDuplicateKey for a unique violation.
+func duplicate(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return ledger.ErrDuplicateKey
+	}
+	return err
 }
 
 // resolutionTx is ledger.ResolutionTx over one pgx transaction: the SQL of
@@ -46,25 +94,11 @@ func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.
 }
 
 func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	got, err := scanResolution(t.tx.QueryRow(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
-		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at, kind)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING `+resolutionCols,
-		r.Tenant, r.OperationID, r.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, r.ProposedByName,
-		r.ProposedAt, string(r.Kind)))
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" {
-		return r, ledger.Errorf(ledger.EConflict, "this operation already has an open proposal; approve or reject it first")
-	}
-	return got, err
+	return t.driver().ResolutionInsert(ctx, r)
 }
 
-func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, error) {
-	r, err := scanResolution(t.tx.QueryRow(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE tenant_id = $1 AND resolution_id = $2 AND decided_at IS NULL FOR UPDATE`, tenant, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
-	}
-	return r, err
+func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
+	return t.driver().ResolutionLockOpen(ctx, tenant, id)
 }
 
 // ApplyIfUnchanged writes the transition, its event and its callback with
@@ -94,11 +128,11 @@ SELECT `+cols+` FROM u`, o.Tenant, o.OperationID, o.Fence, string(o.To), o.Remot
 }
 
 func (t resolutionTx) Decide(ctx context.Context, r ledger.Resolution) error {
-	_, err := t.tx.Exec(ctx, `UPDATE resolutions SET decided_by = $2, decided_by_name = $3, decided_at = $4,
-		decision = $5, decision_why = $6 WHERE resolution_id = $1`,
-		r.ID, r.DecidedBy, r.DecidedByName, r.DecidedAt, r.Decision, r.DecisionWhy)
-	return err
+	return t.driver().ResolutionDecide(ctx, r)
 }
+
+// driver is the Driver over the transaction.
+func (t resolutionTx) driver() driver { return driver{q: dbsqlc.New(t.tx), tx: true} }
 
 func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
 	return recordAction(ctx, t.tx, a)
@@ -188,35 +222,4 @@ func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string)
 		return fmt.Errorf("reject: %w", err)
 	}
 	return nil
-}
-
-// Resolutions implements ledger.ResolutionStore.
-func (s *Store) Resolutions(ctx context.Context, tenant string, open bool) ([]ledger.Resolution, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE tenant_id = $1 AND (NOT $2 OR decided_at IS NULL) ORDER BY resolution_id DESC LIMIT 500`, tenant, open)
-	if err != nil {
-		return nil, fmt.Errorf("resolutions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Resolution, error) { return scanResolution(r) })
-	if err != nil {
-		return nil, fmt.Errorf("resolutions: %w", err)
-	}
-	return out, nil
-}
-
-// OpenResolutions implements ledger.ResolutionStore.
-func (s *Store) OpenResolutions(ctx context.Context, tenants []string, all bool) ([]ledger.Resolution, error) {
-	if tenants == nil {
-		tenants = []string{}
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE decided_at IS NULL AND ($1 OR tenant_id = ANY($2)) ORDER BY resolution_id LIMIT 500`, all, tenants)
-	if err != nil {
-		return nil, fmt.Errorf("open resolutions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Resolution, error) { return scanResolution(r) })
-	if err != nil {
-		return nil, fmt.Errorf("open resolutions: %w", err)
-	}
-	return out, nil
 }

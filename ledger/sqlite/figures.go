@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"time"
 
 	"settle/ledger"
 	"settle/ledger/sqlite/internal/dbsqlc"
@@ -43,8 +41,8 @@ func (d driver) FigureEpisodes(ctx context.Context, tenant string, w ledger.Wind
 		Since: micros(w.Since), Until: micros(w.Until)})
 	out := make([]ledger.Episode, len(rows))
 	for i, r := range rows {
-		out[i] = ledger.Episode{Target: r.Target, Started: fromMicros(r.EnteredAt), Escalated: timePtr(r.EscalatedAt),
-			Final: timePtr(r.FinalAt), FinalState: ledger.State(r.FinalState)}
+		out[i] = ledger.Episode{Target: r.Target, Started: fromMicros(r.EnteredAt), Escalated: fromNull(r.EscalatedAt),
+			Final: fromNull(r.FinalAt), FinalState: ledger.State(r.FinalState)}
 	}
 	return out, err
 }
@@ -58,13 +56,4 @@ func (d driver) FigureEscalations(ctx context.Context, tenant string, w ledger.W
 		out[i] = ledger.Escalation{Target: r.Target, At: fromMicros(r.At)}
 	}
 	return out, err
-}
-
-// timePtr is the time of a nullable microsecond column, or nil.
-func timePtr(us sql.NullInt64) *time.Time {
-	if !us.Valid {
-		return nil
-	}
-	t := fromMicros(us.Int64)
-	return &t
 }

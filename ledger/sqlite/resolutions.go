@@ -10,26 +10,81 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
 var _ ledger.ResolutionStore = (*Store)(nil)
 
-const resolutionCols = `resolution_id, tenant_id, operation_id, fence_token, to_state, remote_ref, reason,
-	proposed_by, proposed_by_name, proposed_at, decided_by, decided_by_name, decided_at, decision, decision_why, kind`
+// resolutionOf is a row of a resolutions query as a ledger.Resolution.
+func resolutionOf(r dbsqlc.ResolutionListRow) ledger.Resolution {
+	return ledger.Resolution{ID: r.ResolutionID, Tenant: r.TenantID, OperationID: r.OperationID, Fence: r.FenceToken,
+		To: ledger.State(r.ToState), RemoteRef: r.RemoteRef, Reason: r.Reason, ProposedBy: r.ProposedBy,
+		ProposedByName: r.ProposedByName, ProposedAt: fromMicros(r.ProposedAt), DecidedBy: r.DecidedBy,
+		DecidedByName: r.DecidedByName, DecidedAt: fromNull(r.DecidedAt), Decision: r.Decision,
+		DecisionWhy: r.DecisionWhy, Kind: ledger.ResolutionKind(r.Kind)}
+}
 
-func scanResolution(row scanner) (ledger.Resolution, error) {
-	var (
-		r         ledger.Resolution
-		to, kind  string
-		proposed  int64
-		decidedAt sql.NullInt64
-	)
-	err := row.Scan(&r.ID, &r.Tenant, &r.OperationID, &r.Fence, &to, &r.RemoteRef, &r.Reason,
-		&r.ProposedBy, &r.ProposedByName, &proposed, &r.DecidedBy, &r.DecidedByName, &decidedAt,
-		&r.Decision, &r.DecisionWhy, &kind)
-	r.Kind = ledger.ResolutionKind(kind)
-	r.To, r.ProposedAt, r.DecidedAt = ledger.State(to), fromMicros(proposed), fromNull(decidedAt)
-	return r, err
+// ResolutionInsert implements ledger.ResolutionDriver.
+func (d driver) ResolutionInsert(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
+	got, err := d.w.ResolutionInsert(ctx, dbsqlc.ResolutionInsertParams{TenantID: r.Tenant, OperationID: r.OperationID,
+		FenceToken: r.Fence, ToState: string(r.To), RemoteRef: r.RemoteRef, Reason: r.Reason, ProposedBy: r.ProposedBy,
+		ProposedByName: r.ProposedByName, ProposedAt: micros(r.ProposedAt), Kind: string(r.Kind)})
+	if err != nil {
+		return r, duplicate(err)
+	}
+	return resolutionOf(dbsqlc.ResolutionListRow(got)), nil
+}
+
+// ResolutionLockOpen implements ledger.ResolutionDriver: the writer's
+// transaction already excludes other deciders.
+func (d driver) ResolutionLockOpen(ctx context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
+	r, err := d.w.ResolutionLockOpen(ctx, dbsqlc.ResolutionLockOpenParams{TenantID: tenant, ResolutionID: id})
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Resolution{}, false, nil
+	}
+	return resolutionOf(dbsqlc.ResolutionListRow(r)), err == nil, err
+}
+
+// ResolutionDecide implements ledger.ResolutionDriver.
+func (d driver) ResolutionDecide(ctx context.Context, r ledger.Resolution) error {
+	var at sql.NullInt64
+	if r.DecidedAt != nil {
+		at = sql.NullInt64{Int64: micros(*r.DecidedAt), Valid: true}
+	}
+	return d.w.ResolutionDecide(ctx, dbsqlc.ResolutionDecideParams{ResolutionID: r.ID, DecidedBy: r.DecidedBy,
+		DecidedByName: r.DecidedByName, DecidedAt: at, Decision: r.Decision, DecisionWhy: r.DecisionWhy})
+}
+
+// ResolutionList implements ledger.ResolutionDriver.
+func (d driver) ResolutionList(ctx context.Context, tenant string, openOnly bool) ([]ledger.Resolution, error) {
+	rows, err := d.r.ResolutionList(ctx, dbsqlc.ResolutionListParams{TenantID: tenant, OpenOnly: openOnly})
+	out := make([]ledger.Resolution, len(rows))
+	for i, r := range rows {
+		out[i] = resolutionOf(r)
+	}
+	return out, err
+}
+
+// ResolutionListOpen implements ledger.ResolutionDriver.
+func (d driver) ResolutionListOpen(ctx context.Context, tenants []string, all bool) ([]ledger.Resolution, error) {
+	list, err := json.Marshal(tenants)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := d.r.ResolutionListOpen(ctx, dbsqlc.ResolutionListOpenParams{AllTenants: all, Tenants: string(list)})
+	out := make([]ledger.Resolution, len(rows))
+	for i, r := range rows {
+		out[i] = resolutionOf(dbsqlc.ResolutionListRow(r))
+	}
+	return out, err
+}
+
+// duplicate is err, or ledger.ErrDuplicateKey for a unique violation.
+func duplicate(err error) error {
+	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return ledger.ErrDuplicateKey
+	}
+	return err
 }
 
 // resolutionTx is ledger.ResolutionTx over one IMMEDIATE transaction: the
@@ -47,24 +102,11 @@ func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.
 }
 
 func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	got, err := scanResolution(t.tx.QueryRowContext(ctx, `INSERT INTO resolutions (tenant_id, operation_id,
-		fence_token, to_state, remote_ref, reason, proposed_by, proposed_by_name, proposed_at, kind)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+resolutionCols,
-		r.Tenant, r.OperationID, r.Fence, string(r.To), r.RemoteRef, r.Reason, r.ProposedBy, r.ProposedByName,
-		micros(r.ProposedAt), string(r.Kind)))
-	if err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") {
-		return r, ledger.Errorf(ledger.EConflict, "this operation already has an open proposal; approve or reject it first")
-	}
-	return got, err
+	return t.driver().ResolutionInsert(ctx, r)
 }
 
-func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, error) {
-	r, err := scanResolution(t.tx.QueryRowContext(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE tenant_id = ? AND resolution_id = ? AND decided_at IS NULL`, tenant, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, ledger.Errorf(ledger.ENotFound, "no open proposal %d", id)
-	}
-	return r, err
+func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
+	return t.driver().ResolutionLockOpen(ctx, tenant, id)
 }
 
 // ApplyIfUnchanged writes the transition with one conditional statement,
@@ -95,10 +137,13 @@ func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at
 }
 
 func (t resolutionTx) Decide(ctx context.Context, r ledger.Resolution) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE resolutions SET decided_by = ?, decided_by_name = ?, decided_at = ?,
-		decision = ?, decision_why = ? WHERE resolution_id = ?`,
-		r.DecidedBy, r.DecidedByName, microsPtr(r.DecidedAt), r.Decision, r.DecisionWhy, r.ID)
-	return err
+	return t.driver().ResolutionDecide(ctx, r)
+}
+
+// driver is the Driver over the writer's transaction.
+func (t resolutionTx) driver() driver {
+	q := dbsqlc.New(t.tx)
+	return driver{w: q, r: q, tx: true}
 }
 
 func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
@@ -173,47 +218,4 @@ func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string)
 		return fmt.Errorf("reject: %w", err)
 	}
 	return nil
-}
-
-// Resolutions implements ledger.ResolutionStore.
-func (s *Store) Resolutions(ctx context.Context, tenant string, open bool) ([]ledger.Resolution, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE tenant_id = ?1 AND (NOT ?2 OR decided_at IS NULL) ORDER BY resolution_id DESC LIMIT 500`, tenant, open)
-	if err != nil {
-		return nil, fmt.Errorf("resolutions: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.Resolution
-	for rows.Next() {
-		r, err := scanResolution(rows)
-		if err != nil {
-			return nil, fmt.Errorf("resolutions: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
-// OpenResolutions implements ledger.ResolutionStore.
-func (s *Store) OpenResolutions(ctx context.Context, tenants []string, all bool) ([]ledger.Resolution, error) {
-	list, err := json.Marshal(tenants)
-	if err != nil {
-		return nil, fmt.Errorf("open resolutions: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+resolutionCols+` FROM resolutions
-		WHERE decided_at IS NULL AND (?1 OR tenant_id IN (SELECT value FROM json_each(?2)))
-		ORDER BY resolution_id LIMIT 500`, all, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("open resolutions: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.Resolution
-	for rows.Next() {
-		r, err := scanResolution(rows)
-		if err != nil {
-			return nil, fmt.Errorf("open resolutions: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
