@@ -153,7 +153,7 @@ func ValidateCallback(tenant, rawURL string, secret []byte) error {
 // space, control, non-ASCII or markup characters (they belong
 // percent-encoded); EInvalid otherwise. The message never quotes the URL,
 // which may carry a token. Entry points check CallbackPolicy.CheckURL,
-// which calls it; the stores call it to keep the table clean.
+// which calls it; Ledger.SetCallback calls it to keep the table clean.
 func ValidateCallbackURL(rawURL string) error {
 	if rawURL == "" || len(rawURL) > 2048 {
 		return Errorf(EInvalid, "callback URL must be 1-2048 characters")
