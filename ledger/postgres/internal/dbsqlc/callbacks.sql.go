@@ -174,7 +174,7 @@ WITH due AS (
 )
 UPDATE callback_outbox c SET attempts = c.attempts + 1, next_attempt_at = $1::timestamptz
 FROM picked p WHERE c.callback_id = p.callback_id
-RETURNING c.callback_id, c.tenant_id, c.operation_id, c.state, c.fence_token, c.created_at, c.next_attempt_at, c.attempts, c.delivered_at, c.last_status, c.last_error, c.gave_up_at, c.last_attempt_at
+RETURNING c.callback_id, c.tenant_id, c.operation_id, c.state, c.fence_token, c.created_at, c.next_attempt_at, c.attempts, c.delivered_at, c.last_status, c.last_error, c.gave_up_at
 `
 
 type NotificationClaimParams struct {
@@ -211,7 +211,6 @@ func (q *Queries) NotificationClaim(ctx context.Context, arg NotificationClaimPa
 			&i.LastStatus,
 			&i.LastError,
 			&i.GaveUpAt,
-			&i.LastAttemptAt,
 		); err != nil {
 			return nil, err
 		}
@@ -317,7 +316,7 @@ func (q *Queries) NotificationGivenUpCount(ctx context.Context, tenant string) (
 }
 
 const notificationGivenUpList = `-- name: NotificationGivenUpList :many
-SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at FROM callback_outbox
  WHERE tenant_id = $1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
  ORDER BY gave_up_at DESC, callback_id DESC LIMIT $2::int
 `
@@ -349,7 +348,6 @@ func (q *Queries) NotificationGivenUpList(ctx context.Context, arg NotificationG
 			&i.LastStatus,
 			&i.LastError,
 			&i.GaveUpAt,
-			&i.LastAttemptAt,
 		); err != nil {
 			return nil, err
 		}
@@ -362,7 +360,7 @@ func (q *Queries) NotificationGivenUpList(ctx context.Context, arg NotificationG
 }
 
 const notificationList = `-- name: NotificationList :many
-SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at FROM callback_outbox
  WHERE tenant_id = $1 AND operation_id = $2::text::uuid
  ORDER BY callback_id
 `
@@ -394,7 +392,6 @@ func (q *Queries) NotificationList(ctx context.Context, arg NotificationListPara
 			&i.LastStatus,
 			&i.LastError,
 			&i.GaveUpAt,
-			&i.LastAttemptAt,
 		); err != nil {
 			return nil, err
 		}

@@ -71,7 +71,6 @@ type CallbackOutbox struct {
 	LastStatus    pgtype.Int4
 	LastError     string
 	GaveUpAt      *time.Time
-	LastAttemptAt *time.Time
 }
 
 type ConsoleSession struct {

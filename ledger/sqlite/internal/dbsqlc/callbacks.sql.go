@@ -162,7 +162,7 @@ UPDATE callback_outbox
         FROM callback_outbox
         WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= CAST(?2 AS INTEGER))
     ORDER BY "rank", next_attempt_at LIMIT CAST(?3 AS INTEGER))
-RETURNING callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at
+RETURNING callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at
 `
 
 type NotificationClaimParams struct {
@@ -196,7 +196,6 @@ func (q *Queries) NotificationClaim(ctx context.Context, arg NotificationClaimPa
 			&i.LastStatus,
 			&i.LastError,
 			&i.GaveUpAt,
-			&i.LastAttemptAt,
 		); err != nil {
 			return nil, err
 		}
@@ -305,7 +304,7 @@ func (q *Queries) NotificationGivenUpCount(ctx context.Context, tenant string) (
 }
 
 const notificationGivenUpList = `-- name: NotificationGivenUpList :many
-SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at FROM callback_outbox
  WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
  ORDER BY gave_up_at DESC, callback_id DESC LIMIT CAST(?2 AS INTEGER)
 `
@@ -337,7 +336,6 @@ func (q *Queries) NotificationGivenUpList(ctx context.Context, arg NotificationG
 			&i.LastStatus,
 			&i.LastError,
 			&i.GaveUpAt,
-			&i.LastAttemptAt,
 		); err != nil {
 			return nil, err
 		}
@@ -353,7 +351,7 @@ func (q *Queries) NotificationGivenUpList(ctx context.Context, arg NotificationG
 }
 
 const notificationList = `-- name: NotificationList :many
-SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at FROM callback_outbox
  WHERE tenant_id = ?1 AND operation_id = ?2
  ORDER BY callback_id
 `
@@ -385,7 +383,6 @@ func (q *Queries) NotificationList(ctx context.Context, arg NotificationListPara
 			&i.LastStatus,
 			&i.LastError,
 			&i.GaveUpAt,
-			&i.LastAttemptAt,
 		); err != nil {
 			return nil, err
 		}

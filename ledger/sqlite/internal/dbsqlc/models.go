@@ -69,7 +69,6 @@ type CallbackOutbox struct {
 	LastStatus    sql.NullInt64
 	LastError     string
 	GaveUpAt      sql.NullInt64
-	LastAttemptAt sql.NullInt64
 }
 
 type ConsoleSession struct {
