@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -65,4 +66,70 @@ func CreateIn(ctx context.Context, tx CreateTx, n NewOperation, op Operation) (C
 		return Creation{Refused: conflict}, nil
 	}
 	return Creation{Operation: existing}, nil
+}
+
+// CreateDriver is the SQL of creation.
+type CreateDriver interface {
+	// OperationInsertIfNew inserts op, PREPARED, with its creation event
+	// (evidence: a JSON object), all or none, unless its intent exists:
+	// inserted is then false and nothing is written.
+	OperationInsertIfNew(ctx context.Context, op Operation, evidence []byte) (got Operation, inserted bool, err error)
+	// PayloadConflictInsert records a refused creation of existing's intent
+	// that carried the payload hash rejected, at at.
+	PayloadConflictInsert(ctx context.Context, existing Operation, rejected []byte, at time.Time) error
+}
+
+// createOver is CreateTx over a Driver; what it writes is added to c
+// (nil: not observed). Outside WithTx each primitive commits on its own:
+// the insert with its event, and a refusal's record alone.
+type createOver struct {
+	d Driver
+	c *Commit
+}
+
+// CreateOver is CreateTx over d, adding what it writes to c. The stores'
+// resolution transactions create a supersede's successor with it until
+// resolutions move onto Ledger.
+func CreateOver(d Driver, c *Commit) CreateTx { return createOver{d, c} }
+
+func (t createOver) InsertIfNew(ctx context.Context, op Operation) (Operation, bool, error) {
+	got, inserted, err := t.d.OperationInsertIfNew(ctx, op, CreationEvidence(ctx))
+	if err == nil && inserted {
+		t.c.Add(got, "")
+	}
+	return got, inserted, err
+}
+
+// ByIntent runs a new statement, which sees an intent committed by a
+// concurrent creator after the insert's snapshot.
+func (t createOver) ByIntent(ctx context.Context, tenant, opType, intentRef string) (Operation, error) {
+	op, found, err := t.d.OperationByIntent(ctx, tenant, opType, intentRef)
+	if err == nil && !found {
+		err = operationNotFound()
+	}
+	return op, err
+}
+
+func (t createOver) RecordConflict(ctx context.Context, existing Operation, rejected []byte, at time.Time) error {
+	if err := t.d.PayloadConflictInsert(ctx, existing, rejected, at); err != nil {
+		return fmt.Errorf("record conflict: %w", err)
+	}
+	t.c.Refuse(existing.Tenant)
+	return nil
+}
+
+// Create implements Store with CreateIn over the driver, and tells the
+// observer what was committed.
+func (l *Ledger) Create(ctx context.Context, n NewOperation) (Operation, bool, error) {
+	op, err := Prepare(n, l.clock())
+	if err != nil {
+		return Operation{}, false, err
+	}
+	var c Commit
+	cr, err := CreateIn(ctx, createOver{l.d, &c}, n, op)
+	c.Tell(ctx, l.observer)
+	if err != nil {
+		return Operation{}, false, fmt.Errorf("create: %w", err)
+	}
+	return cr.Result()
 }

@@ -34,6 +34,7 @@ type Driver interface {
 	FigureDriver
 	OperationDriver
 	ResolutionDriver
+	CreateDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.
@@ -162,9 +163,14 @@ type LeaderUpsertParams struct {
 
 // Ledger is the durable ledger's rules over a dialect's Driver.
 type Ledger struct {
-	d   Driver
-	now func() time.Time
+	d        Driver
+	now      func() time.Time
+	observer Observer // told what each committed write of events wrote
 }
+
+// SetObserver sets the observer the Ledger tells, after each commit, the
+// transitions and refusals it wrote (nil: nobody).
+func (l *Ledger) SetObserver(o Observer) { l.observer = o }
 
 // New returns the Ledger over d. now is the clock of every lease, deadline
 // and timestamp (nil means time.Now); times are UTC to the microsecond,

@@ -84,98 +84,36 @@ func collect(rows pgx.Rows, err error) ([]ledger.Operation, error) {
 	return ops, rows.Err()
 }
 
-// createSQL inserts the operation and its creation event in one statement.
-// It returns no row when the intent already exists.
-var createSQL = `
-WITH ins AS (
-	INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
-		payload, payload_hash, remote_key, state, retry_window_end, retry_window_micros, deadline,
-		created_at, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PREPARED', $9, $12, $10, $11, $11)
-	ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
-	RETURNING *
-), ev AS (
-	INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, evidence, at)
-	SELECT tenant_id, operation_id, 'PREPARED', 0, 'client', 'created', $13::jsonb, created_at FROM ins
-)
-SELECT ` + cols + ` FROM ins`
-
-// Create implements ledger.Store.
-func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	var c ledger.Commit
-	op, created, err := s.create(ctx, createTx{s.pool, &c}, n)
-	c.Tell(ctx, s.observer)
-	return op, created, err
-}
-
 // CreateTx creates the operation inside the caller's transaction (the
 // transactional outbox): it becomes visible, and claimable, only when tx
 // commits, and vanishes if tx rolls back. A payload conflict is recorded in
 // tx too. The store's observer is not told: the caller owns the commit.
 func (s *Store) CreateTx(ctx context.Context, tx pgx.Tx, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	return s.create(ctx, createTx{tx, nil}, n)
+	return ledger.New(driver{q: dbsqlc.New(tx), tx: true}, s.now).Create(ctx, n)
 }
 
-func (s *Store) create(ctx context.Context, t createTx, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	op, err := ledger.Prepare(n, s.clock())
-	if err != nil {
-		return ledger.Operation{}, false, err
-	}
-	c, err := ledger.CreateIn(ctx, t, n, op)
-	if err != nil {
-		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
-	}
-	return c.Result()
+// OperationInsertIfNew implements ledger.CreateDriver in one statement, the
+// operation with its event.
+func (d driver) OperationInsertIfNew(ctx context.Context, op ledger.Operation, evidence []byte) (ledger.Operation, bool, error) {
+	r, err := d.q.OperationInsertIfNew(ctx, dbsqlc.OperationInsertIfNewParams{TenantID: op.Tenant, OperationID: op.ID,
+		OperationType: op.Type, IntentRef: op.IntentRef, Target: op.Target, Payload: op.Payload,
+		PayloadHash: op.PayloadHash, RemoteKey: op.RemoteKey, RetryWindowEnd: op.RetryWindowEnd,
+		RetryWindowMicros: op.RetryWindow.Microseconds(), Deadline: op.Deadline, CreatedAt: op.CreatedAt,
+		Evidence: evidence})
+	return one(dbsqlc.OperationGetRow(r), err)
 }
 
-// createTx is ledger.CreateTx over the pool or the caller's transaction.
-// Without a transaction each statement commits on its own: the insert is
-// one statement with its event, and a refusal's record stands alone.
-// What it writes is added to c (nil: not observed).
-type createTx struct {
-	q querier
-	c *ledger.Commit
-}
-
-func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	got, err := scanOperation(t.q.QueryRow(ctx, createSQL, op.Tenant, op.ID, op.Type, op.IntentRef,
-		op.Target, op.Payload, op.PayloadHash, op.RemoteKey, op.RetryWindowEnd, op.Deadline, op.CreatedAt,
-		op.RetryWindow.Microseconds(), string(ledger.CreationEvidence(ctx))))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ledger.Operation{}, false, nil
-	}
-	if err == nil {
-		t.c.Add(got, "")
-	}
-	return got, err == nil, err
-}
-
-// ByIntent runs a new statement, which sees an intent committed by a
-// concurrent creator after the insert's snapshot.
-func (t createTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return getByIntent(ctx, t.q, tenant, opType, intentRef)
-}
-
-func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type,
-		intent_ref, stored_hash, rejected_hash, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash, rejected, at)
-	if err != nil {
-		return fmt.Errorf("record conflict: %w", err)
-	}
-	t.c.Refuse(existing.Tenant)
-	return nil
+// PayloadConflictInsert implements ledger.CreateDriver.
+func (d driver) PayloadConflictInsert(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
+	return d.q.PayloadConflictInsert(ctx, dbsqlc.PayloadConflictInsertParams{TenantID: existing.Tenant,
+		OperationID: existing.ID, OperationType: existing.Type, IntentRef: existing.IntentRef,
+		StoredHash: existing.PayloadHash, RejectedHash: rejected, At: at})
 }
 
 // get reads the operation through q (the pool or a transaction), by
 // Ledger's rule; for the code that has not moved onto Ledger yet.
 func get(ctx context.Context, q dbsqlc.DBTX, tenant, id string) (ledger.Operation, error) {
 	return ledger.New(driver{q: dbsqlc.New(q), tx: true}, nil).Get(ctx, tenant, id)
-}
-
-// getByIntent is get by business intent.
-func getByIntent(ctx context.Context, q dbsqlc.DBTX, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return ledger.New(driver{q: dbsqlc.New(q), tx: true}, nil).GetByIntent(ctx, tenant, opType, intentRef)
 }
 
 // operationOf is the row of an operation query as a ledger.Operation.

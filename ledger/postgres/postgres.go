@@ -163,7 +163,10 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Store {
 // SetObserver makes o the observer of every transition the store commits
 // (ledger.Observer). Set it once, right after New, before the store is
 // used.
-func (s *Store) SetObserver(o ledger.Observer) { s.observer = o }
+func (s *Store) SetObserver(o ledger.Observer) {
+	s.observer = o
+	s.Ledger.SetObserver(o)
+}
 
 // Pool returns the store's pool, for callers that want to open their own
 // transactions (see CreateTx).

@@ -141,15 +141,15 @@ func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
 // InsertIfNew, ByIntent and RecordConflict create a supersede's successor
 // with the same SQL as every creation.
 func (t resolutionTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	return createTx{t.tx, t.c}.InsertIfNew(ctx, op)
+	return ledger.CreateOver(t.driver(), t.c).InsertIfNew(ctx, op)
 }
 
 func (t resolutionTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return createTx{t.tx, t.c}.ByIntent(ctx, tenant, opType, intentRef)
+	return ledger.CreateOver(t.driver(), t.c).ByIntent(ctx, tenant, opType, intentRef)
 }
 
 func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	return createTx{t.tx, t.c}.RecordConflict(ctx, existing, rejected, at)
+	return ledger.CreateOver(t.driver(), t.c).RecordConflict(ctx, existing, rejected, at)
 }
 
 // inResolutionTx runs fn in one transaction and, once it has committed,

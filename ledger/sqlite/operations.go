@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -113,64 +112,40 @@ func insertEvents(ctx context.Context, tx *sql.Tx, evs []event) error {
 	return err
 }
 
-// Create implements ledger.Store with ledger.CreateIn, in one IMMEDIATE
-// transaction.
-func (s *Store) Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	op, err := ledger.Prepare(n, s.clock())
-	if err != nil {
-		return ledger.Operation{}, false, err
-	}
-	var c ledger.Creation
-	err = s.inObservedTx(ctx, func(tx *sql.Tx, observed *ledger.Commit) error {
+// OperationInsertIfNew implements ledger.CreateDriver: the operation and
+// its event in one transaction on the writer.
+func (d driver) OperationInsertIfNew(ctx context.Context, op ledger.Operation, evidence []byte) (ledger.Operation, bool, error) {
+	var (
+		got      ledger.Operation
+		inserted bool
+	)
+	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		var deadline sql.NullInt64
+		if op.Deadline != nil {
+			deadline = sql.NullInt64{Int64: micros(*op.Deadline), Valid: true}
+		}
 		var err error
-		c, err = ledger.CreateIn(ctx, createTx{tx, observed}, n, op)
-		return err
+		got, inserted, err = one(q.OperationInsertIfNew(ctx, dbsqlc.OperationInsertIfNewParams{TenantID: op.Tenant,
+			OperationID: op.ID, OperationType: op.Type, IntentRef: op.IntentRef, Target: op.Target, Payload: op.Payload,
+			PayloadHash: op.PayloadHash, RemoteKey: op.RemoteKey, RetryWindowEnd: micros(op.RetryWindowEnd),
+			RetryWindowMicros: op.RetryWindow.Microseconds(), Deadline: deadline, CreatedAt: micros(op.CreatedAt)}))
+		if err != nil || !inserted {
+			return err
+		}
+		return q.CreationEventInsert(ctx, dbsqlc.CreationEventInsertParams{TenantID: got.Tenant,
+			OperationID: got.ID, Evidence: string(evidence), At: micros(got.UpdatedAt)})
 	})
 	if err != nil {
-		return ledger.Operation{}, false, fmt.Errorf("create: %w", err)
-	}
-	return c.Result()
-}
-
-// createTx is ledger.CreateTx over one transaction; what it writes is
-// added to c.
-type createTx struct {
-	tx *sql.Tx
-	c  *ledger.Commit
-}
-
-func (t createTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	got, err := scanOperation(t.tx.QueryRowContext(ctx, `INSERT INTO operation_ledger (tenant_id,
-		operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
-		retry_window_end, retry_window_micros, deadline, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PREPARED', ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
-		RETURNING `+cols, op.Tenant, op.ID, op.Type, op.IntentRef, op.Target, op.Payload,
-		op.PayloadHash, op.RemoteKey, micros(op.RetryWindowEnd), op.RetryWindow.Microseconds(),
-		microsPtr(op.Deadline), micros(op.CreatedAt), micros(op.UpdatedAt)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Operation{}, false, nil
-	}
-	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	return got, true, appendEvents(ctx, t.tx, t.c, []event{{op: got, actor: "client", reason: "created",
-		evidence: ledger.CreationEvidence(ctx)}})
+	return got, inserted, nil
 }
 
-func (t createTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return getByIntent(ctx, t.tx, tenant, opType, intentRef)
-}
-
-func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO payload_conflicts (tenant_id, operation_id,
-		operation_type, intent_ref, stored_hash, rejected_hash, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		existing.Tenant, existing.ID, existing.Type, existing.IntentRef, existing.PayloadHash,
-		rejected, micros(at))
-	if err == nil {
-		t.c.Refuse(existing.Tenant)
-	}
-	return err
+// PayloadConflictInsert implements ledger.CreateDriver.
+func (d driver) PayloadConflictInsert(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
+	return d.w.PayloadConflictInsert(ctx, dbsqlc.PayloadConflictInsertParams{TenantID: existing.Tenant,
+		OperationID: existing.ID, OperationType: existing.Type, IntentRef: existing.IntentRef,
+		StoredHash: existing.PayloadHash, RejectedHash: rejected, At: micros(at)})
 }
 
 // get reads the operation through q (a reader or the writer's
@@ -178,11 +153,6 @@ func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation,
 // Ledger yet.
 func get(ctx context.Context, q dbsqlc.DBTX, tenant, id string) (ledger.Operation, error) {
 	return ledger.New(driver{w: dbsqlc.New(q), r: dbsqlc.New(q), tx: true}, nil).Get(ctx, tenant, id)
-}
-
-// getByIntent is get by business intent.
-func getByIntent(ctx context.Context, q dbsqlc.DBTX, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return ledger.New(driver{w: dbsqlc.New(q), r: dbsqlc.New(q), tx: true}, nil).GetByIntent(ctx, tenant, opType, intentRef)
 }
 
 // operationOf is the row of an operation query as a ledger.Operation.

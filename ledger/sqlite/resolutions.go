@@ -153,15 +153,15 @@ func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
 // InsertIfNew, ByIntent and RecordConflict create a supersede's successor
 // with the same SQL as every creation.
 func (t resolutionTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	return createTx(t).InsertIfNew(ctx, op)
+	return ledger.CreateOver(t.driver(), t.c).InsertIfNew(ctx, op)
 }
 
 func (t resolutionTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return createTx(t).ByIntent(ctx, tenant, opType, intentRef)
+	return ledger.CreateOver(t.driver(), t.c).ByIntent(ctx, tenant, opType, intentRef)
 }
 
 func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	return createTx(t).RecordConflict(ctx, existing, rejected, at)
+	return ledger.CreateOver(t.driver(), t.c).RecordConflict(ctx, existing, rejected, at)
 }
 
 // Propose implements ledger.ResolutionStore with ledger.ProposeIn.

@@ -36,7 +36,10 @@ type Store struct {
 // SetObserver makes o the observer of every transition the store commits
 // (ledger.Observer). Set it once, right after Open or Connect, before the
 // store is used.
-func (s *Store) SetObserver(o ledger.Observer) { s.observer = o }
+func (s *Store) SetObserver(o ledger.Observer) {
+	s.observer = o
+	s.Ledger.SetObserver(o)
+}
 
 var (
 	_ ledger.Store      = (*Store)(nil)

@@ -54,3 +54,30 @@ SELECT event_id, tenant_id, operation_id::text AS operation_id, coalesce(from_st
 
 -- name: PayloadConflictCount :one
 SELECT count(*) FROM payload_conflicts WHERE tenant_id = @tenant_id AND at >= @since AND at < @until;
+
+-- name: OperationInsertIfNew :one
+-- The operation, PREPARED, and its creation event in one statement; no row
+-- when the intent exists.
+WITH ins AS (
+    INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
+        payload, payload_hash, remote_key, state, retry_window_end, retry_window_micros, deadline,
+        created_at, updated_at)
+    VALUES (@tenant_id, CAST(@operation_id::text AS uuid), @operation_type, @intent_ref, @target,
+        @payload, @payload_hash, CAST(@remote_key::text AS uuid), 'PREPARED', @retry_window_end,
+        @retry_window_micros, sqlc.narg(deadline)::timestamptz, @created_at, @created_at)
+    ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+    RETURNING *
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, evidence, at)
+    SELECT ins.tenant_id, ins.operation_id, 'PREPARED', 0, 'client', 'created', @evidence::jsonb, ins.created_at FROM ins
+)
+SELECT ins.tenant_id, ins.operation_id::text AS operation_id, ins.operation_type, ins.intent_ref, ins.target,
+       ins.payload, ins.payload_hash, ins.remote_key::text AS remote_key, ins.state, ins.fence_token,
+       ins.attempt_count, ins.lease_expires_at, ins.remote_ref, ins.retry_window_end, ins.deadline,
+       ins.next_reconcile_at, ins.reason, ins.created_at, ins.updated_at, ins.last_sent_at,
+       ins.first_claimed_at, ins.retry_window_micros
+  FROM ins;
+
+-- name: PayloadConflictInsert :exec
+INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash, rejected_hash, at)
+VALUES (@tenant_id, CAST(@operation_id::text AS uuid), @operation_type, @intent_ref, @stored_hash, @rejected_hash, @at);

@@ -305,6 +305,115 @@ func (q *Queries) OperationGet(ctx context.Context, arg OperationGetParams) (Ope
 	return i, err
 }
 
+const operationInsertIfNew = `-- name: OperationInsertIfNew :one
+WITH ins AS (
+    INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
+        payload, payload_hash, remote_key, state, retry_window_end, retry_window_micros, deadline,
+        created_at, updated_at)
+    VALUES ($1, CAST($2::text AS uuid), $3, $4, $5,
+        $6, $7, CAST($8::text AS uuid), 'PREPARED', $9,
+        $10, $11::timestamptz, $12, $12)
+    ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+    RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref, retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, evidence, at)
+    SELECT ins.tenant_id, ins.operation_id, 'PREPARED', 0, 'client', 'created', $13::jsonb, ins.created_at FROM ins
+)
+SELECT ins.tenant_id, ins.operation_id::text AS operation_id, ins.operation_type, ins.intent_ref, ins.target,
+       ins.payload, ins.payload_hash, ins.remote_key::text AS remote_key, ins.state, ins.fence_token,
+       ins.attempt_count, ins.lease_expires_at, ins.remote_ref, ins.retry_window_end, ins.deadline,
+       ins.next_reconcile_at, ins.reason, ins.created_at, ins.updated_at, ins.last_sent_at,
+       ins.first_claimed_at, ins.retry_window_micros
+  FROM ins
+`
+
+type OperationInsertIfNewParams struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	RetryWindowEnd    time.Time
+	RetryWindowMicros int64
+	Deadline          *time.Time
+	CreatedAt         time.Time
+	Evidence          []byte
+}
+
+type OperationInsertIfNewRow struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	State             string
+	FenceToken        int64
+	AttemptCount      int32
+	LeaseExpiresAt    *time.Time
+	RemoteRef         pgtype.Text
+	RetryWindowEnd    time.Time
+	Deadline          *time.Time
+	NextReconcileAt   *time.Time
+	Reason            string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	LastSentAt        *time.Time
+	FirstClaimedAt    *time.Time
+	RetryWindowMicros int64
+}
+
+// The operation, PREPARED, and its creation event in one statement; no row
+// when the intent exists.
+func (q *Queries) OperationInsertIfNew(ctx context.Context, arg OperationInsertIfNewParams) (OperationInsertIfNewRow, error) {
+	row := q.db.QueryRow(ctx, operationInsertIfNew,
+		arg.TenantID,
+		arg.OperationID,
+		arg.OperationType,
+		arg.IntentRef,
+		arg.Target,
+		arg.Payload,
+		arg.PayloadHash,
+		arg.RemoteKey,
+		arg.RetryWindowEnd,
+		arg.RetryWindowMicros,
+		arg.Deadline,
+		arg.CreatedAt,
+		arg.Evidence,
+	)
+	var i OperationInsertIfNewRow
+	err := row.Scan(
+		&i.TenantID,
+		&i.OperationID,
+		&i.OperationType,
+		&i.IntentRef,
+		&i.Target,
+		&i.Payload,
+		&i.PayloadHash,
+		&i.RemoteKey,
+		&i.State,
+		&i.FenceToken,
+		&i.AttemptCount,
+		&i.LeaseExpiresAt,
+		&i.RemoteRef,
+		&i.RetryWindowEnd,
+		&i.Deadline,
+		&i.NextReconcileAt,
+		&i.Reason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastSentAt,
+		&i.FirstClaimedAt,
+		&i.RetryWindowMicros,
+	)
+	return i, err
+}
+
 const operationSummary = `-- name: OperationSummary :one
 SELECT tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, NULL::bytea AS payload, payload_hash,
        remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
@@ -390,4 +499,32 @@ func (q *Queries) PayloadConflictCount(ctx context.Context, arg PayloadConflictC
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const payloadConflictInsert = `-- name: PayloadConflictInsert :exec
+INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash, rejected_hash, at)
+VALUES ($1, CAST($2::text AS uuid), $3, $4, $5, $6, $7)
+`
+
+type PayloadConflictInsertParams struct {
+	TenantID      string
+	OperationID   string
+	OperationType string
+	IntentRef     string
+	StoredHash    []byte
+	RejectedHash  []byte
+	At            time.Time
+}
+
+func (q *Queries) PayloadConflictInsert(ctx context.Context, arg PayloadConflictInsertParams) error {
+	_, err := q.db.Exec(ctx, payloadConflictInsert,
+		arg.TenantID,
+		arg.OperationID,
+		arg.OperationType,
+		arg.IntentRef,
+		arg.StoredHash,
+		arg.RejectedHash,
+		arg.At,
+	)
+	return err
 }

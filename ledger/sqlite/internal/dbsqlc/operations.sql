@@ -53,3 +53,23 @@ SELECT event_id, tenant_id, operation_id, CAST(coalesce(from_state, '') AS TEXT)
 
 -- name: PayloadConflictCount :one
 SELECT count(*) FROM payload_conflicts WHERE tenant_id = @tenant_id AND at >= @since AND at < @until;
+
+-- name: OperationInsertIfNew :one
+-- No row when the intent exists.
+INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+    remote_key, state, retry_window_end, retry_window_micros, deadline, created_at, updated_at)
+VALUES (@tenant_id, @operation_id, @operation_type, @intent_ref, @target, @payload, @payload_hash,
+    @remote_key, 'PREPARED', @retry_window_end, @retry_window_micros, sqlc.narg(deadline), @created_at, @created_at)
+ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros;
+
+-- name: CreationEventInsert :exec
+INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+VALUES (@tenant_id, @operation_id, NULL, 'PREPARED', 0, 'client', 'created', @evidence, @at);
+
+-- name: PayloadConflictInsert :exec
+INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash, rejected_hash, at)
+VALUES (@tenant_id, @operation_id, @operation_type, @intent_ref, @stored_hash, @rejected_hash, @at);

@@ -10,6 +10,28 @@ import (
 	"database/sql"
 )
 
+const creationEventInsert = `-- name: CreationEventInsert :exec
+INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+VALUES (?1, ?2, NULL, 'PREPARED', 0, 'client', 'created', ?3, ?4)
+`
+
+type CreationEventInsertParams struct {
+	TenantID    string
+	OperationID string
+	Evidence    string
+	At          int64
+}
+
+func (q *Queries) CreationEventInsert(ctx context.Context, arg CreationEventInsertParams) error {
+	_, err := q.db.ExecContext(ctx, creationEventInsert,
+		arg.TenantID,
+		arg.OperationID,
+		arg.Evidence,
+		arg.At,
+	)
+	return err
+}
+
 const eventList = `-- name: EventList :many
 SELECT event_id, tenant_id, operation_id, CAST(coalesce(from_state, '') AS TEXT) AS from_state,
        to_state, fence_token, actor, reason, evidence, at
@@ -234,6 +256,77 @@ func (q *Queries) OperationGet(ctx context.Context, arg OperationGetParams) (Ope
 	return i, err
 }
 
+const operationInsertIfNew = `-- name: OperationInsertIfNew :one
+INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+    remote_key, state, retry_window_end, retry_window_micros, deadline, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+    ?8, 'PREPARED', ?9, ?10, ?11, ?12, ?12)
+ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros
+`
+
+type OperationInsertIfNewParams struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	RetryWindowEnd    int64
+	RetryWindowMicros int64
+	Deadline          sql.NullInt64
+	CreatedAt         int64
+}
+
+// No row when the intent exists.
+func (q *Queries) OperationInsertIfNew(ctx context.Context, arg OperationInsertIfNewParams) (OperationLedger, error) {
+	row := q.db.QueryRowContext(ctx, operationInsertIfNew,
+		arg.TenantID,
+		arg.OperationID,
+		arg.OperationType,
+		arg.IntentRef,
+		arg.Target,
+		arg.Payload,
+		arg.PayloadHash,
+		arg.RemoteKey,
+		arg.RetryWindowEnd,
+		arg.RetryWindowMicros,
+		arg.Deadline,
+		arg.CreatedAt,
+	)
+	var i OperationLedger
+	err := row.Scan(
+		&i.TenantID,
+		&i.OperationID,
+		&i.OperationType,
+		&i.IntentRef,
+		&i.Target,
+		&i.Payload,
+		&i.PayloadHash,
+		&i.RemoteKey,
+		&i.State,
+		&i.FenceToken,
+		&i.AttemptCount,
+		&i.LeaseExpiresAt,
+		&i.RemoteRef,
+		&i.RetryWindowEnd,
+		&i.Deadline,
+		&i.NextReconcileAt,
+		&i.Reason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.LastSentAt,
+		&i.FirstClaimedAt,
+		&i.RetryWindowMicros,
+	)
+	return i, err
+}
+
 const operationSummary = `-- name: OperationSummary :one
 SELECT tenant_id, operation_id, operation_type, intent_ref, target, CAST(NULL AS BLOB) AS payload, payload_hash,
        remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
@@ -318,4 +411,32 @@ func (q *Queries) PayloadConflictCount(ctx context.Context, arg PayloadConflictC
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const payloadConflictInsert = `-- name: PayloadConflictInsert :exec
+INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash, rejected_hash, at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+`
+
+type PayloadConflictInsertParams struct {
+	TenantID      string
+	OperationID   string
+	OperationType string
+	IntentRef     string
+	StoredHash    []byte
+	RejectedHash  []byte
+	At            int64
+}
+
+func (q *Queries) PayloadConflictInsert(ctx context.Context, arg PayloadConflictInsertParams) error {
+	_, err := q.db.ExecContext(ctx, payloadConflictInsert,
+		arg.TenantID,
+		arg.OperationID,
+		arg.OperationType,
+		arg.IntentRef,
+		arg.StoredHash,
+		arg.RejectedHash,
+		arg.At,
+	)
+	return err
 }
