@@ -20,6 +20,7 @@ type Driver interface {
 	DrillDriver
 	SessionDriver
 	CallbackDriver
+	NoticeDriver
 	TenantDriver
 	ActionDriver
 	QuarantineDriver
@@ -27,14 +28,30 @@ type Driver interface {
 	ReviewDriver
 	AuditDriver
 	RetentionDriver
+	ParamDriver
+	ObservationDriver
+	GaugeDriver
+	FigureDriver
+	OperationDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.
 	WithTx(ctx context.Context, fn func(tx Driver) error) error
 }
 
-// CallbackDriver is the SQL of a tenant's callback delivery status.
+// CallbackDriver is the SQL of tenants' callback endpoints and their
+// delivery status.
 type CallbackDriver interface {
+	// CallbackUpsert creates the tenant's endpoint or replaces its URL and
+	// secret; either way its delivery status starts afresh.
+	CallbackUpsert(ctx context.Context, p CallbackUpsertParams) error
+	// CallbackDelete deletes the tenant's endpoint and its undelivered
+	// notifications, and returns the URL it had; found is false when it
+	// had none.
+	CallbackDelete(ctx context.Context, tenant string) (url string, found bool, err error)
+	// CallbackGet returns the tenant's endpoint; found is false when it has
+	// none.
+	CallbackGet(ctx context.Context, tenant string) (c Callback, found bool, err error)
 	// CallbackAttemptRecord records an attempt of notification p.ID in its
 	// tenant's delivery status, unless a later attempt is recorded there.
 	CallbackAttemptRecord(ctx context.Context, p CallbackAttempt) error
@@ -42,6 +59,14 @@ type CallbackDriver interface {
 	// pending notifications up to maxPending; found is false when the
 	// tenant has no endpoint.
 	CallbackDeliveryGet(ctx context.Context, tenant string, maxPending int) (d CallbackDelivery, found bool, err error)
+}
+
+// CallbackUpsertParams are CallbackUpsert's; At is the creation or
+// update time.
+type CallbackUpsertParams struct {
+	Tenant, URL string
+	Secret      []byte
+	At          time.Time
 }
 
 // CallbackAttempt is one delivery attempt of notification ID: when, the

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -282,4 +283,62 @@ type TenantLister interface {
 // --days`, which the rollups answer exactly.
 func WindowStart(now time.Time, days int) time.Time {
 	return now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-days)
+}
+
+// FigureDriver is the SQL the manager figures are read with.
+type FigureDriver interface {
+	// FigureTransitions returns the tenant's transitions into UNKNOWN,
+	// SUCCEEDED, FAILED_TERMINAL and ESCALATED in w, oldest first.
+	FigureTransitions(ctx context.Context, tenant string, w Window) ([]Transition, error)
+	// OperationTenants lists the tenants that have operations, in order.
+	OperationTenants(ctx context.Context) ([]string, error)
+	// FigureTargets lists the targets of the rollup's days in [since, until)
+	// (UTC days, "2006-01-02").
+	FigureTargets(ctx context.Context, tenant, sinceDay, untilDay string) ([]string, error)
+	// FigureEpisodes returns the rollup's episodes that started in w.
+	FigureEpisodes(ctx context.Context, tenant string, w Window) ([]Episode, error)
+	// FigureEscalations returns the rollup's escalations in w.
+	FigureEscalations(ctx context.Context, tenant string, w Window) ([]Escalation, error)
+}
+
+// Transitions implements FigureStore.
+func (l *Ledger) Transitions(ctx context.Context, tenant string, w Window) ([]Transition, error) {
+	ts, err := l.d.FigureTransitions(ctx, tenant, w)
+	if err != nil {
+		return nil, fmt.Errorf("transitions: %w", err)
+	}
+	return ts, nil
+}
+
+// Tenants implements TenantLister.
+func (l *Ledger) Tenants(ctx context.Context) ([]string, error) {
+	ts, err := l.d.OperationTenants(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tenants: %w", err)
+	}
+	return ts, nil
+}
+
+// FigureRollup implements RollupStore: three index range reads of the
+// rollup tables (migrations 00018 and 00030), whatever the size of the
+// event log.
+func (l *Ledger) FigureRollup(ctx context.Context, tenant string, w Window) (Rollup, error) {
+	if !w.WholeDays() {
+		return Rollup{}, Errorf(EInvalid, "rollups answer whole UTC days")
+	}
+	var (
+		r   Rollup
+		err error
+	)
+	r.Targets, err = l.d.FigureTargets(ctx, tenant, w.Since.UTC().Format(time.DateOnly), w.Until.UTC().Format(time.DateOnly))
+	if err == nil {
+		r.Episodes, err = l.d.FigureEpisodes(ctx, tenant, w)
+	}
+	if err == nil {
+		r.Escalations, err = l.d.FigureEscalations(ctx, tenant, w)
+	}
+	if err != nil {
+		return Rollup{}, fmt.Errorf("figure rollup: %w", err)
+	}
+	return r, nil
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -52,4 +53,39 @@ type GaugeStore interface {
 	// Gauges groups the live operations by tenant, target and state, and
 	// the open quarantine by scope tenant and target; due is judged at now.
 	Gauges(ctx context.Context, now time.Time) (Gauges, error)
+}
+
+// GaugeDriver is the SQL of the gauges.
+type GaugeDriver interface {
+	// GaugeRows groups, in one statement, the live operations by tenant,
+	// target and state (Kind "op"; due and overdue judged at now) and the
+	// open quarantine by scope tenant and target (Kind "quarantine";
+	// State "known" when the scope tenant has operations).
+	GaugeRows(ctx context.Context, now time.Time) ([]GaugeRow, error)
+}
+
+// GaugeRow is one group of GaugeDriver.GaugeRows.
+type GaugeRow struct {
+	Kind, Tenant, Target, State string
+	Count, Due, Overdue         int
+	Oldest                      time.Time
+}
+
+// Gauges implements GaugeStore.
+func (l *Ledger) Gauges(ctx context.Context, now time.Time) (Gauges, error) {
+	rows, err := l.d.GaugeRows(ctx, now.UTC().Truncate(time.Microsecond))
+	if err != nil {
+		return Gauges{}, fmt.Errorf("gauges: %w", err)
+	}
+	var g Gauges
+	for _, r := range rows {
+		if r.Kind == "quarantine" {
+			g.Quarantine = append(g.Quarantine, QuarantineGauge{Tenant: r.Tenant, Target: r.Target, Count: r.Count,
+				Known: r.State == "known"})
+			continue
+		}
+		g.States = append(g.States, StateGauge{Tenant: r.Tenant, Target: r.Target, State: State(r.State),
+			Count: r.Count, Due: r.Due, Overdue: r.Overdue, Oldest: r.Oldest})
+	}
+	return g, nil
 }

@@ -122,30 +122,72 @@ func invalidParamName() error {
 	return Errorf(EInvalid, "a parameter name must be a lower-case letter, then up to 31 of a-z, 0-9 and '_'")
 }
 
-// TenantParamsTx is what a store does inside the one transaction of
-// SetTenantParams: SQL only. The rules are SetTenantParamsIn's.
-type TenantParamsTx interface {
-	// LockTenantParams returns the tenant's parameters (name → value),
-	// holding off other changes of the tenant's parameters until the
-	// transaction ends, so that the limit and the guard see what stands.
-	LockTenantParams(ctx context.Context, tenant string) (map[string]string, error)
-	// UnfinishedOperations counts the tenant's operations in a state that
-	// is not final (PREPARED, IN_FLIGHT, UNKNOWN, ESCALATED), up to limit:
-	// limit means "limit or more".
-	UnfinishedOperations(ctx context.Context, tenant string, limit int) (int, error)
-	// PutTenantParam inserts the parameter, or gives it value, at at.
-	PutTenantParam(ctx context.Context, tenant, name, value string, at time.Time) error
-	// DeleteTenantParam deletes the parameter.
-	DeleteTenantParam(ctx context.Context, tenant, name string) error
-	// RecordAction appends a to the record of human actions.
-	RecordAction(ctx context.Context, a Action) error
+// ParamDriver is the SQL of tenant_params.
+type ParamDriver interface {
+	// TenantParamList returns the tenant's parameters by name.
+	TenantParamList(ctx context.Context, tenant string) ([]TenantParam, error)
+	// TenantParamLock holds off other changes of the tenant's parameters
+	// until the transaction of WithTx ends, so that the limit and the guard
+	// of a change see what stands (a lock on rows would miss the ones a
+	// first-time set is about to insert).
+	TenantParamLock(ctx context.Context, tenant string) error
+	// TenantParamPut inserts the parameter, or gives it its value, at
+	// p.UpdatedAt.
+	TenantParamPut(ctx context.Context, tenant string, p TenantParam) error
+	TenantParamDelete(ctx context.Context, tenant, name string) error
+	// OperationCountInStates counts the tenant's operations in one of
+	// states, up to limit: limit means "limit or more".
+	OperationCountInStates(ctx context.Context, tenant string, states []State, limit int) (int, error)
+}
+
+// TenantParams implements TenantParamStore.
+func (l *Ledger) TenantParams(ctx context.Context, tenant string) (map[string]string, error) {
+	ps, err := l.ListTenantParams(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(ps))
+	for _, p := range ps {
+		out[p.Name] = p.Value
+	}
+	return out, nil
+}
+
+// ListTenantParams implements TenantParamLister.
+func (l *Ledger) ListTenantParams(ctx context.Context, tenant string) ([]TenantParam, error) {
+	if !ValidTenant(tenant) {
+		return nil, Errorf(EInvalid, "tenant must be 1-63 characters of a-z, 0-9, '.', '_' or '-'")
+	}
+	ps, err := l.d.TenantParamList(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list tenant params: %w", err)
+	}
+	if ps == nil {
+		ps = []TenantParam{}
+	}
+	return ps, nil
+}
+
+// SetTenantParams implements TenantParamStore with setTenantParams, in
+// one transaction.
+func (l *Ledger) SetTenantParams(ctx context.Context, tenant string, set map[string]string, unset []string, force bool) error {
+	if err := ValidateTenantParams(tenant, set, unset); err != nil {
+		return err
+	}
+	err := l.d.WithTx(ctx, func(tx Driver) error {
+		return setTenantParams(ctx, tx, tenant, set, unset, force, l.clock())
+	})
+	if err != nil {
+		return fmt.Errorf("set tenant params: %w", err)
+	}
+	return nil
 }
 
 // unfinishedCountLimit bounds the count of unfinished operations that a
 // refusal quotes: the decision needs only "any", the person a sense of size.
 const unfinishedCountLimit = 1000
 
-// SetTenantParamsIn applies a change of the tenant's parameters in tx, by
+// setTenantParams applies a change of the tenant's parameters in tx, by
 // the context's actor. Setting a parameter for the first time is always
 // allowed. Changing or removing a value is refused with EConflict while
 // the tenant has unfinished operations, unless force: a same-key replay or
@@ -155,16 +197,23 @@ const unfinishedCountLimit = 1000
 // A forced change says so in its action. Each parameter changed is one
 // action (object: the name; reason: what happened, never the value);
 // setting an equal value or unsetting an absent parameter is no change.
-func SetTenantParamsIn(ctx context.Context, tx TenantParamsTx, tenant string, set map[string]string, unset []string, force bool, now time.Time) error {
+func setTenantParams(ctx context.Context, tx Driver, tenant string, set map[string]string, unset []string, force bool, now time.Time) error {
 	if err := ValidateTenantParams(tenant, set, unset); err != nil {
 		return err
 	}
 	if _, err := ActorOf(ctx); err != nil {
 		return err
 	}
-	cur, err := tx.LockTenantParams(ctx, tenant)
+	if err := tx.TenantParamLock(ctx, tenant); err != nil {
+		return err
+	}
+	ps, err := tx.TenantParamList(ctx, tenant)
 	if err != nil {
 		return err
+	}
+	cur := make(map[string]string, len(ps))
+	for _, p := range ps {
+		cur[p.Name] = p.Value
 	}
 	type change struct {
 		name, value string
@@ -204,7 +253,7 @@ func SetTenantParamsIn(ctx context.Context, tx TenantParamsTx, tenant string, se
 	}
 	forced := ""
 	if len(guarded) > 0 {
-		n, err := tx.UnfinishedOperations(ctx, tenant, unfinishedCountLimit)
+		n, err := tx.OperationCountInStates(ctx, tenant, UnfinishedStates(), unfinishedCountLimit)
 		if err != nil {
 			return err
 		}
@@ -222,12 +271,12 @@ func SetTenantParamsIn(ctx context.Context, tx TenantParamsTx, tenant string, se
 		reason := "first set"
 		if c.kind == ActionTenantParamUnset {
 			reason = "removed"
-			err = tx.DeleteTenantParam(ctx, tenant, c.name)
+			err = tx.TenantParamDelete(ctx, tenant, c.name)
 		} else {
 			if c.guarded {
 				reason = "changed"
 			}
-			err = tx.PutTenantParam(ctx, tenant, c.name, c.value, now)
+			err = tx.TenantParamPut(ctx, tenant, TenantParam{Name: c.name, Value: c.value, UpdatedAt: now})
 		}
 		if err != nil {
 			return err
@@ -239,7 +288,7 @@ func SetTenantParamsIn(ctx context.Context, tx TenantParamsTx, tenant string, se
 		if err != nil {
 			return err
 		}
-		if err := tx.RecordAction(ctx, a); err != nil {
+		if err := tx.ActionInsert(ctx, a); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,10 @@ type QuarantineDriver interface {
 	// QuarantineList returns the items p selects, newest first by id, at
 	// most p.Limit.
 	QuarantineList(ctx context.Context, p QuarantineListParams) ([]QuarantineItem, error)
+	// QuarantineIDBoundBefore returns the newest id of the items
+	// quarantined before before, whatever their tenant or resolution (0:
+	// none), read from an index of the times.
+	QuarantineIDBoundBefore(ctx context.Context, before time.Time) (int64, error)
 }
 
 // QuarantineListParams are QuarantineDriver.QuarantineList's: a
@@ -48,6 +52,19 @@ func (l *Ledger) ListQuarantine(ctx context.Context, f QuarantineFilter) ([]Quar
 	p.Ref, p.OpPrefix = f.RefArgs()
 	if p.Before != nil {
 		p.Before = new(p.Before.UTC())
+		// The age as a bound on the id, too: no item older than the
+		// cutoff has a newer id than the newest of them, so the walk by id
+		// starts there instead of passing every newer item.
+		bound, err := l.d.QuarantineIDBoundBefore(ctx, *p.Before)
+		if err != nil {
+			return nil, fmt.Errorf("list quarantine: %w", err)
+		}
+		if bound == 0 {
+			return []QuarantineItem{}, nil
+		}
+		if p.AfterID == 0 || bound < p.AfterID {
+			p.AfterID = bound + 1
+		}
 	}
 	items, err := l.d.QuarantineList(ctx, p)
 	if err != nil {

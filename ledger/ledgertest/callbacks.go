@@ -21,6 +21,7 @@ func RunCallbacks(t *testing.T, h Harness) {
 	t.Run("Mark", func(t *testing.T) { testCallbackMark(t, h) })
 	t.Run("GiveUp", func(t *testing.T) { testCallbackGiveUp(t, h) })
 	t.Run("DeliveryStatus", func(t *testing.T) { testCallbackDelivery(t, h) })
+	t.Run("Atomicity", func(t *testing.T) { testCallbackAtomicity(t, h) })
 }
 
 // testCallbackDelivery checks the tenant's delivery status: the last
@@ -500,37 +501,41 @@ func testCallbackMark(t *testing.T, h Harness) {
 	})
 }
 
-// CallbackAtomicity checks that a transition and its callback notification
-// commit together: refuse makes the store's database reject inserts into
-// the notification queue (each dialect does it its own way), and then a
-// record to SUCCEEDED must fail and leave the operation untouched.
-func CallbackAtomicity(t *testing.T, s ledger.Store, refuse func()) {
-	t.Helper()
-	ctx := ledger.NewContextWithActor(context.Background(), testActor)
+// testCallbackAtomicity checks that a transition and its callback
+// notification commit together: the harness makes the store's database
+// reject inserts into the notification queue (each dialect its own way;
+// PostgreSQL writes both in one statement, SQLite in one transaction), and
+// then a record to SUCCEEDED must fail and leave the operation untouched.
+func testCallbackAtomicity(t *testing.T, h Harness) {
+	if h.RefuseCallbacks == nil {
+		t.Skip("the harness cannot make its database refuse a notification")
+	}
+	f := setup(t, h)
+	s := f.store
 	cbs := s.(ledger.CallbackStore)
 	secret := []byte("scs_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG")
-	if err := cbs.SetCallback(ctx, "acme", "https://hooks.example.com/settle", secret, time.Now()); err != nil {
+	if err := cbs.SetCallback(f.ctx, "acme", "https://hooks.example.com/settle", secret, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	op, _, err := s.Create(ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "order-1",
+	op, _, err := s.Create(f.ctx, ledger.NewOperation{Tenant: "acme", Type: "charge", IntentRef: "order-1",
 		Target: "payments", Payload: []byte(`{"amount":100}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op, err = s.Claim(ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
+	if op, err = s.Claim(f.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	refuse()
-	_, err = s.Record(ctx, ledger.Outcome{Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
+	h.RefuseCallbacks(t, s)
+	_, err = s.Record(f.ctx, ledger.Outcome{Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
 		From: ledger.InFlight, To: ledger.Succeeded, RemoteRef: "ch_1", Actor: ledger.ActorExecutor})
 	if err == nil {
 		t.Fatal("record succeeded although its notification could not be written")
 	}
-	got, err := s.Get(ctx, op.Tenant, op.ID)
+	got, err := s.Get(f.ctx, op.Tenant, op.ID)
 	if err != nil || got.State != ledger.InFlight || got.Fence != op.Fence {
 		t.Fatalf("after the failed record: %s fence %d, %v", got.State, got.Fence, err)
 	}
-	if evs, _ := s.Events(ctx, op.Tenant, op.ID); len(evs) != 2 {
+	if evs, _ := s.Events(f.ctx, op.Tenant, op.ID); len(evs) != 2 {
 		t.Fatalf("events = %+v, want creation and claim only", evs)
 	}
 }

@@ -242,4 +242,6 @@ func testDigests(t *testing.T, h Harness) {
 	}
 	wantCode(t, es.RecordDigest(f.ctx, "Payments team", "tomorrow", f.clk.Now()), ledger.EInvalid)
 	wantCode(t, es.RecordDigest(f.ctx, "", "2026-12-01", f.clk.Now()), ledger.EInvalid)
+	_, err := es.DigestSent(f.ctx, "Payments team", "tomorrow")
+	wantCode(t, err, ledger.EInvalid)
 }

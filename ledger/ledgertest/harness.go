@@ -27,6 +27,11 @@ type Harness struct {
 	// that passes every check of the ledger and still fails its statement,
 	// for the test that one such row never fails its batch. Nil skips it.
 	RefuseRemoteRef func(t testing.TB, s ledger.Store, ref string)
+	// RefuseCallbacks makes s's database refuse (a trigger raising an
+	// error) every insert into the queue of callback notifications, for
+	// the test that a transition never commits without its notification.
+	// Nil skips it.
+	RefuseCallbacks func(t testing.TB, s ledger.Store)
 }
 
 // Clock is a settable clock shared by a test and its stores, and the

@@ -71,4 +71,25 @@ func testListQuarantinePages(t *testing.T, h Harness) {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}
+
+	// The age filter also bounds the walk by id (the newest id older than
+	// the cutoff): an item whose time is older than its id says (another
+	// replica's clock behind) is still found, and a page continues.
+	cutoff := f.clk.Now().Add(-3*time.Hour - time.Minute)
+	f.clk.Advance(-24 * time.Hour)
+	late := f.quarantined(in, "acme")
+	f.clk.Advance(24 * time.Hour)
+	for _, c := range []struct {
+		name string
+		fl   ledger.QuarantineFilter
+		want []int64
+	}{
+		{"AgeLateArrival", ledger.QuarantineFilter{Before: &cutoff}, []int64{late, ids[1], ids[0]}},
+		{"AgePage", ledger.QuarantineFilter{Before: &cutoff, After: late, Limit: 1}, []int64{ids[1]}},
+		{"AgeOlderThanAll", ledger.QuarantineFilter{Before: new(f.clk.Now().Add(-48 * time.Hour))}, []int64{}},
+	} {
+		if got := list(c.fl); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
 }

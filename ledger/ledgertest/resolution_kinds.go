@@ -39,6 +39,35 @@ func testResolutionKinds(t *testing.T, h Harness) {
 		}
 	})
 
+	// Kinds are checked in Go, not by a list in the schema (migration
+	// 00039): every kind the ledger knows is stored and read back as
+	// written, and an empty one is refused by the column too.
+	t.Run("EveryKindStored", func(t *testing.T) {
+		for _, k := range ledger.ResolutionKinds {
+			op := f.inState("acme", ledger.Escalated)
+			ref := ""
+			if ledger.KindTo(k) == ledger.Succeeded {
+				ref = "ch_every_kind"
+			}
+			r, err := propose(op, k, ref)
+			if err != nil {
+				t.Fatalf("propose %s: %v", k, err)
+			}
+			got, err := rs.Resolutions(f.ctx, "acme", true)
+			if err != nil || !hasResolution(got, r.ID) {
+				t.Fatalf("the %s proposal is not listed: %v", k, err)
+			}
+			for _, g := range got {
+				if g.ID == r.ID && (g.Kind != k || g.To != ledger.KindTo(k)) {
+					t.Fatalf("stored %s → %s, read %s → %s", k, ledger.KindTo(k), g.Kind, g.To)
+				}
+			}
+			if err := rs.Reject(bob, "acme", r.ID, "every kind is stored"); err != nil {
+				t.Fatalf("reject %s: %v", k, err)
+			}
+		}
+	})
+
 	t.Run("ReplayWindowClosed", func(t *testing.T) {
 		op := f.inState("acme", ledger.Escalated)
 		f.clk.Advance(25 * time.Hour) // the fixture's window is 24h from the claim

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 )
 
 // columns returns the operation columns in scan order, qualified by alias.
@@ -165,108 +167,87 @@ func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation,
 	return nil
 }
 
-// Get implements ledger.Store.
-func (s *Store) Get(ctx context.Context, tenant, id string) (ledger.Operation, error) {
-	return get(ctx, s.pool, tenant, id)
+// get reads the operation through q (the pool or a transaction), by
+// Ledger's rule; for the code that has not moved onto Ledger yet.
+func get(ctx context.Context, q dbsqlc.DBTX, tenant, id string) (ledger.Operation, error) {
+	return ledger.New(driver{q: dbsqlc.New(q), tx: true}, nil).Get(ctx, tenant, id)
 }
 
-func get(ctx context.Context, q querier, tenant, id string) (ledger.Operation, error) {
-	id, ok := ledger.ParseID(id)
-	if !ok {
-		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
+// getByIntent is get by business intent.
+func getByIntent(ctx context.Context, q dbsqlc.DBTX, tenant, opType, intentRef string) (ledger.Operation, error) {
+	return ledger.New(driver{q: dbsqlc.New(q), tx: true}, nil).GetByIntent(ctx, tenant, opType, intentRef)
+}
+
+// operationOf is the row of an operation query as a ledger.Operation.
+func operationOf(r dbsqlc.OperationGetRow) ledger.Operation {
+	op := ledger.Operation{Tenant: r.TenantID, ID: r.OperationID, Type: r.OperationType, IntentRef: r.IntentRef,
+		Target: r.Target, Payload: r.Payload, PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey,
+		State: ledger.State(r.State), Fence: r.FenceToken, Attempts: int(r.AttemptCount),
+		LeaseExpiresAt: r.LeaseExpiresAt, RemoteRef: r.RemoteRef.String, RetryWindowEnd: r.RetryWindowEnd.UTC(),
+		Deadline: r.Deadline, NextReconcileAt: r.NextReconcileAt, Reason: r.Reason, CreatedAt: r.CreatedAt.UTC(),
+		UpdatedAt: r.UpdatedAt.UTC(), LastSentAt: r.LastSentAt, FirstClaimedAt: r.FirstClaimedAt,
+		RetryWindow: time.Duration(r.RetryWindowMicros) * time.Microsecond}
+	for _, t := range []*time.Time{op.LeaseExpiresAt, op.Deadline, op.NextReconcileAt, op.LastSentAt, op.FirstClaimedAt} {
+		utcp(t)
 	}
-	op, err := scanOperation(q.QueryRow(ctx, `SELECT `+cols+` FROM operation_ledger
-		WHERE tenant_id = $1 AND operation_id = $2`, tenant, id))
+	return op
+}
+
+// one is a single-row read as (operation, found, error).
+func one(r dbsqlc.OperationGetRow, err error) (ledger.Operation, bool, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
+		return ledger.Operation{}, false, nil
 	}
 	if err != nil {
-		return op, fmt.Errorf("get: %w", err)
+		return ledger.Operation{}, false, err
 	}
-	return op, nil
+	return operationOf(r), true, nil
 }
 
-// GetByIntent implements ledger.Store.
-func (s *Store) GetByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return getByIntent(ctx, s.pool, tenant, opType, intentRef)
+// OperationGet implements ledger.OperationDriver.
+func (d driver) OperationGet(ctx context.Context, tenant, id string) (ledger.Operation, bool, error) {
+	return one(d.q.OperationGet(ctx, dbsqlc.OperationGetParams{TenantID: tenant, OperationID: id}))
 }
 
-func getByIntent(ctx context.Context, q querier, tenant, opType, intentRef string) (ledger.Operation, error) {
-	op, err := scanOperation(q.QueryRow(ctx, `SELECT `+cols+` FROM operation_ledger
-		WHERE tenant_id = $1 AND operation_type = $2 AND intent_ref = $3`, tenant, opType, intentRef))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	if err != nil {
-		return op, fmt.Errorf("get by intent: %w", err)
-	}
-	return op, nil
+// OperationSummary implements ledger.OperationDriver.
+func (d driver) OperationSummary(ctx context.Context, tenant, id string) (ledger.Operation, bool, error) {
+	r, err := d.q.OperationSummary(ctx, dbsqlc.OperationSummaryParams{TenantID: tenant, OperationID: id})
+	return one(dbsqlc.OperationGetRow(r), err)
 }
 
-// Find implements ledger.Store. Each branch is an index look-up.
-func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operation, error) {
-	if err := ledger.CheckFilterText("reference", ref); err != nil {
-		return nil, err
-	}
-	var id *string
-	if canonical, ok := ledger.ParseID(ref); ok {
-		id = &canonical
-	}
-	ops, err := collect(s.pool.Query(ctx, `
-		SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND intent_ref = $2
-		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND remote_ref = $2
-		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = $1 AND operation_id = $3::uuid
-		UNION SELECT `+cols+` FROM operation_ledger WHERE remote_key = $3::uuid AND tenant_id = $1
-		ORDER BY 18 DESC LIMIT 50`, tenant, ref, id))
-	if err != nil {
-		return nil, fmt.Errorf("find: %w", err)
-	}
-	return ops, nil
+// OperationByIntent implements ledger.OperationDriver.
+func (d driver) OperationByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, bool, error) {
+	r, err := d.q.OperationByIntent(ctx, dbsqlc.OperationByIntentParams{TenantID: tenant, OperationType: opType,
+		IntentRef: intentRef})
+	return one(dbsqlc.OperationGetRow(r), err)
 }
 
-// Events implements ledger.Store.
-func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
-	id, ok := ledger.ParseID(id)
-	if !ok {
-		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
+// OperationFind implements ledger.OperationDriver.
+func (d driver) OperationFind(ctx context.Context, tenant, ref, id string) ([]ledger.Operation, error) {
+	rows, err := d.q.OperationFind(ctx, dbsqlc.OperationFindParams{TenantID: tenant, Ref: ref,
+		ID: pgtype.Text{String: id, Valid: id != ""}})
+	out := make([]ledger.Operation, len(rows))
+	for i, r := range rows {
+		out[i] = operationOf(dbsqlc.OperationGetRow(r))
 	}
-	rows, err := s.pool.Query(ctx, `SELECT event_id, tenant_id, operation_id::text,
-		coalesce(from_state, ''), to_state, fence_token, actor, reason, evidence::text, at
-		FROM operation_events WHERE tenant_id = $1 AND operation_id = $2 ORDER BY event_id`, tenant, id)
-	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	defer rows.Close()
-	var evs []ledger.Event
-	for rows.Next() {
-		var (
-			e        ledger.Event
-			from, to string
-			evidence string
-		)
-		if err := rows.Scan(&e.ID, &e.Tenant, &e.OperationID, &from, &to, &e.Fence, &e.Actor,
-			&e.Reason, &evidence, &e.At); err != nil {
-			return nil, fmt.Errorf("events: %w", err)
-		}
-		e.From, e.To, e.Evidence, e.At = ledger.State(from), ledger.State(to), []byte(evidence), e.At.UTC()
-		evs = append(evs, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	if len(evs) == 0 {
-		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	return evs, nil
+	return out, err
 }
 
-// PayloadConflicts implements ledger.Store.
-func (s *Store) PayloadConflicts(ctx context.Context, tenant string, w ledger.Window) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payload_conflicts
-		WHERE tenant_id = $1 AND at >= $2 AND at < $3`, tenant, w.Since, w.Until).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("payload conflicts: %w", err)
+// EventList implements ledger.OperationDriver.
+func (d driver) EventList(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
+	rows, err := d.q.EventList(ctx, dbsqlc.EventListParams{TenantID: tenant, OperationID: id})
+	out := make([]ledger.Event, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.Event{ID: r.EventID, Tenant: r.TenantID, OperationID: r.OperationID,
+			From: ledger.State(r.FromState), To: ledger.State(r.ToState), Fence: r.FenceToken, Actor: r.Actor,
+			Reason: r.Reason, Evidence: []byte(r.Evidence), At: r.At.UTC()}
 	}
-	return n, nil
+	return out, err
+}
+
+// PayloadConflictCount implements ledger.OperationDriver.
+func (d driver) PayloadConflictCount(ctx context.Context, tenant string, w ledger.Window) (int, error) {
+	n, err := d.q.PayloadConflictCount(ctx, dbsqlc.PayloadConflictCountParams{TenantID: tenant, Since: w.Since,
+		Until: w.Until})
+	return int(n), err
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"settle/ledger"
 	"settle/ledger/postgres/internal/dbsqlc"
@@ -22,4 +23,9 @@ func (d driver) QuarantineList(ctx context.Context, p ledger.QuarantineListParam
 		items = append(items, quarantineItemOf(r))
 	}
 	return items, nil
+}
+
+// QuarantineIDBoundBefore implements ledger.QuarantineDriver.
+func (d driver) QuarantineIDBoundBefore(ctx context.Context, before time.Time) (int64, error) {
+	return d.q.QuarantineIDBoundBefore(ctx, before)
 }

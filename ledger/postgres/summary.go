@@ -1,14 +1,7 @@
 package postgres
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
-
-	"settle/ledger"
 )
 
 // summaryCols are cols with the payload read as NULL, for reads that never
@@ -21,20 +14,3 @@ var summaryCols = func() string {
 	}
 	return s
 }()
-
-// Summary implements ledger.Store.
-func (s *Store) Summary(ctx context.Context, tenant, id string) (ledger.Operation, error) {
-	id, ok := ledger.ParseID(id)
-	if !ok {
-		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	op, err := scanOperation(s.pool.QueryRow(ctx, `SELECT `+summaryCols+` FROM operation_ledger
-		WHERE tenant_id = $1 AND operation_id = $2`, tenant, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	if err != nil {
-		return op, fmt.Errorf("summary: %w", err)
-	}
-	return op, nil
-}

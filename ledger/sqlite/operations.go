@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
 const cols = `tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
@@ -172,109 +173,88 @@ func (t createTx) RecordConflict(ctx context.Context, existing ledger.Operation,
 	return err
 }
 
-// Get implements ledger.Store.
-func (s *Store) Get(ctx context.Context, tenant, id string) (ledger.Operation, error) {
-	return get(ctx, s.r, tenant, id)
+// get reads the operation through q (a reader or the writer's
+// transaction), by Ledger's rule; for the code that has not moved onto
+// Ledger yet.
+func get(ctx context.Context, q dbsqlc.DBTX, tenant, id string) (ledger.Operation, error) {
+	return ledger.New(driver{w: dbsqlc.New(q), r: dbsqlc.New(q), tx: true}, nil).Get(ctx, tenant, id)
 }
 
-func get(ctx context.Context, q querier, tenant, id string) (ledger.Operation, error) {
-	id, ok := ledger.ParseID(id)
-	if !ok {
-		return ledger.Operation{}, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	op, err := scanOperation(q.QueryRowContext(ctx, `SELECT `+cols+` FROM operation_ledger
-		WHERE tenant_id = ? AND operation_id = ?`, tenant, id))
+// getByIntent is get by business intent.
+func getByIntent(ctx context.Context, q dbsqlc.DBTX, tenant, opType, intentRef string) (ledger.Operation, error) {
+	return ledger.New(driver{w: dbsqlc.New(q), r: dbsqlc.New(q), tx: true}, nil).GetByIntent(ctx, tenant, opType, intentRef)
+}
+
+// operationOf is the row of an operation query as a ledger.Operation.
+func operationOf(r dbsqlc.OperationLedger) ledger.Operation {
+	return ledger.Operation{Tenant: r.TenantID, ID: r.OperationID, Type: r.OperationType, IntentRef: r.IntentRef,
+		Target: r.Target, Payload: r.Payload, PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey,
+		State: ledger.State(r.State), Fence: r.FenceToken, Attempts: int(r.AttemptCount),
+		LeaseExpiresAt: fromNull(r.LeaseExpiresAt), RemoteRef: r.RemoteRef.String,
+		RetryWindowEnd: fromMicros(r.RetryWindowEnd), Deadline: fromNull(r.Deadline),
+		NextReconcileAt: fromNull(r.NextReconcileAt), Reason: r.Reason, CreatedAt: fromMicros(r.CreatedAt),
+		UpdatedAt: fromMicros(r.UpdatedAt), LastSentAt: fromNull(r.LastSentAt), FirstClaimedAt: fromNull(r.FirstClaimedAt),
+		RetryWindow: time.Duration(r.RetryWindowMicros) * time.Microsecond}
+}
+
+// one is a single-row read as (operation, found, error).
+func one(r dbsqlc.OperationLedger, err error) (ledger.Operation, bool, error) {
 	if errors.Is(err, sql.ErrNoRows) {
-		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
+		return ledger.Operation{}, false, nil
 	}
 	if err != nil {
-		return op, fmt.Errorf("get: %w", err)
+		return ledger.Operation{}, false, err
 	}
-	return op, nil
+	return operationOf(r), true, nil
 }
 
-// GetByIntent implements ledger.Store.
-func (s *Store) GetByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return getByIntent(ctx, s.r, tenant, opType, intentRef)
+// OperationGet implements ledger.OperationDriver.
+func (d driver) OperationGet(ctx context.Context, tenant, id string) (ledger.Operation, bool, error) {
+	return one(d.r.OperationGet(ctx, dbsqlc.OperationGetParams{TenantID: tenant, OperationID: id}))
 }
 
-func getByIntent(ctx context.Context, q querier, tenant, opType, intentRef string) (ledger.Operation, error) {
-	op, err := scanOperation(q.QueryRowContext(ctx, `SELECT `+cols+` FROM operation_ledger
-		WHERE tenant_id = ? AND operation_type = ? AND intent_ref = ?`, tenant, opType, intentRef))
-	if errors.Is(err, sql.ErrNoRows) {
-		return op, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	if err != nil {
-		return op, fmt.Errorf("get by intent: %w", err)
-	}
-	return op, nil
+// OperationSummary implements ledger.OperationDriver.
+func (d driver) OperationSummary(ctx context.Context, tenant, id string) (ledger.Operation, bool, error) {
+	r, err := d.r.OperationSummary(ctx, dbsqlc.OperationSummaryParams{TenantID: tenant, OperationID: id})
+	return one(dbsqlc.OperationLedger(r), err)
 }
 
-// Find implements ledger.Store.
-func (s *Store) Find(ctx context.Context, tenant, ref string) ([]ledger.Operation, error) {
-	if err := ledger.CheckFilterText("reference", ref); err != nil {
-		return nil, err
-	}
-	id, _ := ledger.ParseID(ref) // "" matches no id
-	// The indexes are named as in Search (browse.go): unnamed, SQLite reads
-	// the tenant's every row through the primary key.
-	ops, err := collect(s.r.QueryContext(ctx, `
-		SELECT `+cols+` FROM operation_ledger INDEXED BY operation_ledger_intent WHERE tenant_id = ?1 AND intent_ref = ?2
-		UNION SELECT `+cols+` FROM operation_ledger INDEXED BY operation_ledger_remote_ref WHERE tenant_id = ?1 AND remote_ref = ?2
-		UNION SELECT `+cols+` FROM operation_ledger WHERE tenant_id = ?1 AND operation_id = ?3
-		UNION SELECT `+cols+` FROM operation_ledger WHERE remote_key = ?3 AND tenant_id = ?1
-		ORDER BY created_at DESC LIMIT 50`, tenant, ref, id))
-	if err != nil {
-		return nil, fmt.Errorf("find: %w", err)
-	}
-	return ops, nil
+// OperationByIntent implements ledger.OperationDriver.
+func (d driver) OperationByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, bool, error) {
+	return one(d.r.OperationByIntent(ctx, dbsqlc.OperationByIntentParams{TenantID: tenant, OperationType: opType,
+		IntentRef: intentRef}))
 }
 
-// Events implements ledger.Store.
-func (s *Store) Events(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
-	id, ok := ledger.ParseID(id)
-	if !ok {
-		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
+// OperationFind implements ledger.OperationDriver. The indexes are named
+// as in Search (browse.go): unnamed, SQLite reads the tenant's every row
+// through the primary key.
+func (d driver) OperationFind(ctx context.Context, tenant, ref, id string) ([]ledger.Operation, error) {
+	rows, err := d.r.OperationFind(ctx, dbsqlc.OperationFindParams{TenantID: tenant, Ref: ref,
+		ID: sql.NullString{String: id, Valid: id != ""}})
+	out := make([]ledger.Operation, len(rows))
+	for i, r := range rows {
+		out[i] = operationOf(r)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT event_id, tenant_id, operation_id,
-		coalesce(from_state, ''), to_state, fence_token, actor, reason, evidence, at
-		FROM operation_events WHERE tenant_id = ? AND operation_id = ? ORDER BY event_id`, tenant, id)
-	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	defer rows.Close()
-	var evs []ledger.Event
-	for rows.Next() {
-		var (
-			e                  ledger.Event
-			from, to, evidence string
-			at                 int64
-		)
-		if err := rows.Scan(&e.ID, &e.Tenant, &e.OperationID, &from, &to, &e.Fence, &e.Actor,
-			&e.Reason, &evidence, &at); err != nil {
-			return nil, fmt.Errorf("events: %w", err)
-		}
-		e.From, e.To, e.Evidence, e.At = ledger.State(from), ledger.State(to), []byte(evidence), fromMicros(at)
-		evs = append(evs, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	if len(evs) == 0 {
-		return nil, ledger.Errorf(ledger.ENotFound, "operation not found")
-	}
-	return evs, nil
+	return out, err
 }
 
-// PayloadConflicts implements ledger.Store.
-func (s *Store) PayloadConflicts(ctx context.Context, tenant string, w ledger.Window) (int, error) {
-	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM payload_conflicts
-		WHERE tenant_id = ? AND at >= ? AND at < ?`, tenant, micros(w.Since), micros(w.Until)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("payload conflicts: %w", err)
+// EventList implements ledger.OperationDriver.
+func (d driver) EventList(ctx context.Context, tenant, id string) ([]ledger.Event, error) {
+	rows, err := d.r.EventList(ctx, dbsqlc.EventListParams{TenantID: tenant, OperationID: id})
+	out := make([]ledger.Event, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.Event{ID: r.EventID, Tenant: r.TenantID, OperationID: r.OperationID,
+			From: ledger.State(r.FromState), To: ledger.State(r.ToState), Fence: r.FenceToken, Actor: r.Actor,
+			Reason: r.Reason, Evidence: []byte(r.Evidence), At: fromMicros(r.At)}
 	}
-	return n, nil
+	return out, err
+}
+
+// PayloadConflictCount implements ledger.OperationDriver.
+func (d driver) PayloadConflictCount(ctx context.Context, tenant string, w ledger.Window) (int, error) {
+	n, err := d.r.PayloadConflictCount(ctx, dbsqlc.PayloadConflictCountParams{TenantID: tenant,
+		Since: micros(w.Since), Until: micros(w.Until)})
+	return int(n), err
 }
 
 func sortByCreated(ops []ledger.Operation) {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"settle/ledger"
 	"settle/ledger/sqlite/internal/dbsqlc"
@@ -52,4 +53,9 @@ func (d driver) quarantineSearch(ctx context.Context, p dbsqlc.QuarantineListPar
 		rows = append(rows, dbsqlc.QuarantineListRow(r))
 	}
 	return rows, err
+}
+
+// QuarantineIDBoundBefore implements ledger.QuarantineDriver.
+func (d driver) QuarantineIDBoundBefore(ctx context.Context, before time.Time) (int64, error) {
+	return d.r.QuarantineIDBoundBefore(ctx, micros(before))
 }

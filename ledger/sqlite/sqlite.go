@@ -204,12 +204,6 @@ func (s *Store) inObservedTx(ctx context.Context, fn func(tx *sql.Tx, c *ledger.
 	return err
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 // Times are INTEGER microseconds since the epoch.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 

@@ -63,6 +63,19 @@ CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
 				t.Fatal(err)
 			}
 		},
+		RefuseCallbacks: func(t testing.TB, s ledger.Store) {
+			mu.Lock()
+			cfg := configs[s]
+			mu.Unlock()
+			_, err := pgtest.Pool(t, cfg).Exec(context.Background(), `
+CREATE FUNCTION settle_test_refuse_callback() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN RAISE EXCEPTION 'outbox refused by the test'; END $f$;
+CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
+	FOR EACH ROW EXECUTE FUNCTION settle_test_refuse_callback();`)
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 	}
 }
 
@@ -109,6 +122,20 @@ func SQLite() ledgertest.Harness {
 			defer db.Close()
 			if _, err := db.Exec(`CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
 				WHEN NEW.remote_ref = ` + pgQuote(ref) + ` BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+				t.Fatal(err)
+			}
+		},
+		RefuseCallbacks: func(t testing.TB, s ledger.Store) {
+			mu.Lock()
+			path := paths[s]
+			mu.Unlock()
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
+				BEGIN SELECT RAISE(ABORT, 'outbox refused by the test'); END`); err != nil {
 				t.Fatal(err)
 			}
 		},

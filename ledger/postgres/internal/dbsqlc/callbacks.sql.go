@@ -46,6 +46,26 @@ func (q *Queries) CallbackAttemptRecord(ctx context.Context, arg CallbackAttempt
 	return err
 }
 
+const callbackDelete = `-- name: CallbackDelete :one
+WITH d AS (DELETE FROM tenant_callbacks c WHERE c.tenant_id = $1 RETURNING c.url),
+    p AS (DELETE FROM callback_outbox o WHERE o.tenant_id = $1 AND o.delivered_at IS NULL)
+SELECT count(*) AS removed, coalesce(min(url), '')::text AS url FROM d
+`
+
+type CallbackDeleteRow struct {
+	Removed int64
+	Url     string
+}
+
+// The endpoint and its undelivered notifications in one statement;
+// removed is 0 when the tenant had none.
+func (q *Queries) CallbackDelete(ctx context.Context, tenant string) (CallbackDeleteRow, error) {
+	row := q.db.QueryRow(ctx, callbackDelete, tenant)
+	var i CallbackDeleteRow
+	err := row.Scan(&i.Removed, &i.Url)
+	return i, err
+}
+
 const callbackDeliveryGet = `-- name: CallbackDeliveryGet :one
 SELECT c.last_attempt_at, c.last_attempt_status, c.last_attempt_error, c.last_success_at,
        c.failures_since_success,
@@ -84,4 +104,322 @@ func (q *Queries) CallbackDeliveryGet(ctx context.Context, arg CallbackDeliveryG
 		&i.Pending,
 	)
 	return i, err
+}
+
+const callbackGet = `-- name: CallbackGet :one
+SELECT url, secret, created_at, updated_at FROM tenant_callbacks
+ WHERE tenant_id = $1
+`
+
+type CallbackGetRow struct {
+	Url       string
+	Secret    []byte
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func (q *Queries) CallbackGet(ctx context.Context, tenant string) (CallbackGetRow, error) {
+	row := q.db.QueryRow(ctx, callbackGet, tenant)
+	var i CallbackGetRow
+	err := row.Scan(
+		&i.Url,
+		&i.Secret,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const callbackUpsert = `-- name: CallbackUpsert :exec
+INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
+VALUES ($1, $2, $3, $4::timestamptz, $4::timestamptz)
+ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+    updated_at = excluded.updated_at, last_attempt_at = NULL, last_attempt_status = 0,
+    last_attempt_error = '', last_success_at = NULL, failures_since_success = 0
+`
+
+type CallbackUpsertParams struct {
+	Tenant string
+	Url    string
+	Secret []byte
+	At     time.Time
+}
+
+// A new endpoint, or a new URL and secret for the tenant's: its delivery
+// status starts afresh.
+func (q *Queries) CallbackUpsert(ctx context.Context, arg CallbackUpsertParams) error {
+	_, err := q.db.Exec(ctx, callbackUpsert,
+		arg.Tenant,
+		arg.Url,
+		arg.Secret,
+		arg.At,
+	)
+	return err
+}
+
+const notificationClaim = `-- name: NotificationClaim :many
+WITH due AS (
+    SELECT o.callback_id, o.next_attempt_at,
+        row_number() OVER (PARTITION BY t.tenant_id ORDER BY o.next_attempt_at, o.callback_id) AS rank
+    FROM tenant_callbacks t CROSS JOIN LATERAL (
+        SELECT b.callback_id, b.next_attempt_at FROM callback_outbox b
+        WHERE b.tenant_id = t.tenant_id AND b.delivered_at IS NULL AND b.gave_up_at IS NULL
+            AND b.next_attempt_at <= $2::timestamptz
+        ORDER BY b.next_attempt_at LIMIT $3::int) o
+), picked AS (
+    SELECT callback_id FROM callback_outbox
+    WHERE callback_id IN (SELECT callback_id FROM due ORDER BY rank, next_attempt_at LIMIT $3::int)
+        AND delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= $2::timestamptz
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE callback_outbox c SET attempts = c.attempts + 1, next_attempt_at = $1::timestamptz
+FROM picked p WHERE c.callback_id = p.callback_id
+RETURNING c.callback_id, c.tenant_id, c.operation_id, c.state, c.fence_token, c.created_at, c.next_attempt_at, c.attempts, c.delivered_at, c.last_status, c.last_error, c.gave_up_at, c.last_attempt_at
+`
+
+type NotificationClaimParams struct {
+	LeaseUntil time.Time
+	Now        time.Time
+	Max        int32
+}
+
+// Fairness: each tenant with a callback offers at most @max of its due
+// rows, which are taken rank by rank, so one tenant's dead endpoint with a
+// large backlog does not hold up another tenant's few. The cost follows
+// the number of tenants with a callback, not the backlog. SKIP LOCKED lets
+// concurrent claimers in other replicas pass over rows being claimed; the
+// due re-check makes a row just claimed by another invisible.
+func (q *Queries) NotificationClaim(ctx context.Context, arg NotificationClaimParams) ([]CallbackOutbox, error) {
+	rows, err := q.db.Query(ctx, notificationClaim, arg.LeaseUntil, arg.Now, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CallbackOutbox
+	for rows.Next() {
+		var i CallbackOutbox
+		if err := rows.Scan(
+			&i.CallbackID,
+			&i.TenantID,
+			&i.OperationID,
+			&i.State,
+			&i.FenceToken,
+			&i.CreatedAt,
+			&i.NextAttemptAt,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.LastStatus,
+			&i.LastError,
+			&i.GaveUpAt,
+			&i.LastAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notificationDelivered = `-- name: NotificationDelivered :execrows
+UPDATE callback_outbox SET delivered_at = coalesce(delivered_at, $1::timestamptz),
+    last_status = $2::int, last_error = ''
+ WHERE callback_id = $3
+`
+
+type NotificationDeliveredParams struct {
+	At     time.Time
+	Status int32
+	ID     int64
+}
+
+// A repeated acknowledgement keeps the first time.
+func (q *Queries) NotificationDelivered(ctx context.Context, arg NotificationDeliveredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, notificationDelivered, arg.At, arg.Status, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const notificationFailed = `-- name: NotificationFailed :one
+WITH u AS (
+    UPDATE callback_outbox SET next_attempt_at = $2::timestamptz,
+        last_status = nullif($3::int, 0), last_error = $4::text
+    WHERE callback_id = $1 AND delivered_at IS NULL
+)
+SELECT EXISTS (SELECT 1 FROM callback_outbox o WHERE o.callback_id = $1) AS found
+`
+
+type NotificationFailedParams struct {
+	ID     int64
+	Next   time.Time
+	Status int32
+	Error  string
+}
+
+// A delivered row is left alone: a late failure report from a sender whose
+// lease ran out must not undo another's acknowledgement. found is whether
+// the row exists.
+func (q *Queries) NotificationFailed(ctx context.Context, arg NotificationFailedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, notificationFailed,
+		arg.ID,
+		arg.Next,
+		arg.Status,
+		arg.Error,
+	)
+	var found bool
+	err := row.Scan(&found)
+	return found, err
+}
+
+const notificationGiveUp = `-- name: NotificationGiveUp :one
+WITH u AS (
+    UPDATE callback_outbox SET gave_up_at = coalesce(gave_up_at, $2::timestamptz),
+        last_status = nullif($3::int, 0), last_error = $4::text
+    WHERE callback_id = $1 AND delivered_at IS NULL
+)
+SELECT EXISTS (SELECT 1 FROM callback_outbox o WHERE o.callback_id = $1) AS found
+`
+
+type NotificationGiveUpParams struct {
+	ID     int64
+	At     time.Time
+	Status int32
+	Error  string
+}
+
+// As NotificationFailed, but the retries stop.
+func (q *Queries) NotificationGiveUp(ctx context.Context, arg NotificationGiveUpParams) (bool, error) {
+	row := q.db.QueryRow(ctx, notificationGiveUp,
+		arg.ID,
+		arg.At,
+		arg.Status,
+		arg.Error,
+	)
+	var found bool
+	err := row.Scan(&found)
+	return found, err
+}
+
+const notificationGivenUpCount = `-- name: NotificationGivenUpCount :one
+SELECT count(*) FROM callback_outbox
+ WHERE tenant_id = $1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+`
+
+func (q *Queries) NotificationGivenUpCount(ctx context.Context, tenant string) (int64, error) {
+	row := q.db.QueryRow(ctx, notificationGivenUpCount, tenant)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const notificationGivenUpList = `-- name: NotificationGivenUpList :many
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+ WHERE tenant_id = $1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+ ORDER BY gave_up_at DESC, callback_id DESC LIMIT $2::int
+`
+
+type NotificationGivenUpListParams struct {
+	Tenant string
+	Max    int32
+}
+
+func (q *Queries) NotificationGivenUpList(ctx context.Context, arg NotificationGivenUpListParams) ([]CallbackOutbox, error) {
+	rows, err := q.db.Query(ctx, notificationGivenUpList, arg.Tenant, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CallbackOutbox
+	for rows.Next() {
+		var i CallbackOutbox
+		if err := rows.Scan(
+			&i.CallbackID,
+			&i.TenantID,
+			&i.OperationID,
+			&i.State,
+			&i.FenceToken,
+			&i.CreatedAt,
+			&i.NextAttemptAt,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.LastStatus,
+			&i.LastError,
+			&i.GaveUpAt,
+			&i.LastAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notificationList = `-- name: NotificationList :many
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+ WHERE tenant_id = $1 AND operation_id = $2::text::uuid
+ ORDER BY callback_id
+`
+
+type NotificationListParams struct {
+	Tenant      string
+	OperationID string
+}
+
+func (q *Queries) NotificationList(ctx context.Context, arg NotificationListParams) ([]CallbackOutbox, error) {
+	rows, err := q.db.Query(ctx, notificationList, arg.Tenant, arg.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CallbackOutbox
+	for rows.Next() {
+		var i CallbackOutbox
+		if err := rows.Scan(
+			&i.CallbackID,
+			&i.TenantID,
+			&i.OperationID,
+			&i.State,
+			&i.FenceToken,
+			&i.CreatedAt,
+			&i.NextAttemptAt,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.LastStatus,
+			&i.LastError,
+			&i.GaveUpAt,
+			&i.LastAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notificationRetry = `-- name: NotificationRetry :execrows
+UPDATE callback_outbox SET gave_up_at = NULL, attempts = 0, next_attempt_at = $1::timestamptz
+ WHERE tenant_id = $2 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+`
+
+type NotificationRetryParams struct {
+	At     time.Time
+	Tenant string
+}
+
+func (q *Queries) NotificationRetry(ctx context.Context, arg NotificationRetryParams) (int64, error) {
+	result, err := q.db.Exec(ctx, notificationRetry, arg.At, arg.Tenant)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -23,3 +23,11 @@ WHERE (NOT @open_only::boolean OR resolved_at IS NULL)
     AND (@after_id::bigint = 0 OR quarantine_id < @after_id::bigint)
 ORDER BY quarantine_id DESC
 LIMIT @max_rows;
+
+-- name: QuarantineIDBoundBefore :one
+-- The newest id among the events quarantined before @before, open or
+-- resolved, of any tenant (0: none): an upper bound on the ids the age
+-- filter can match, read from quarantine_time's entries alone. "+ 0"
+-- keeps the planner from reading max(quarantine_id) backward through the
+-- primary key, which passes every newer event.
+SELECT CAST(coalesce(max(quarantine_id + 0), 0) AS BIGINT) AS bound FROM quarantine WHERE quarantined_at < @before::timestamptz;

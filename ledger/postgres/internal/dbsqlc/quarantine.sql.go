@@ -10,6 +10,22 @@ import (
 	"time"
 )
 
+const quarantineIDBoundBefore = `-- name: QuarantineIDBoundBefore :one
+SELECT CAST(coalesce(max(quarantine_id + 0), 0) AS BIGINT) AS bound FROM quarantine WHERE quarantined_at < $1::timestamptz
+`
+
+// The newest id among the events quarantined before @before, open or
+// resolved, of any tenant (0: none): an upper bound on the ids the age
+// filter can match, read from quarantine_time's entries alone. "+ 0"
+// keeps the planner from reading max(quarantine_id) backward through the
+// primary key, which passes every newer event.
+func (q *Queries) QuarantineIDBoundBefore(ctx context.Context, before time.Time) (int64, error) {
+	row := q.db.QueryRow(ctx, quarantineIDBoundBefore, before)
+	var bound int64
+	err := row.Scan(&bound)
+	return bound, err
+}
+
 const quarantineList = `-- name: QuarantineList :many
 SELECT quarantine_id, target, coalesce(delivery_id, 0)::bigint AS delivery_id, reason, event_id,
     claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,

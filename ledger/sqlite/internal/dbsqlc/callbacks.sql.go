@@ -42,6 +42,18 @@ func (q *Queries) CallbackAttemptRecord(ctx context.Context, arg CallbackAttempt
 	return err
 }
 
+const callbackDelete = `-- name: CallbackDelete :one
+DELETE FROM tenant_callbacks WHERE tenant_id = ?1 RETURNING url
+`
+
+// The endpoint; CallbackPendingDelete follows it in the transaction.
+func (q *Queries) CallbackDelete(ctx context.Context, tenant string) (string, error) {
+	row := q.db.QueryRowContext(ctx, callbackDelete, tenant)
+	var url string
+	err := row.Scan(&url)
+	return url, err
+}
+
 const callbackDeliveryGet = `-- name: CallbackDeliveryGet :one
 SELECT c.last_attempt_at, c.last_attempt_status, c.last_attempt_error, c.last_success_at,
        c.failures_since_success,
@@ -79,4 +91,329 @@ func (q *Queries) CallbackDeliveryGet(ctx context.Context, arg CallbackDeliveryG
 		&i.Pending,
 	)
 	return i, err
+}
+
+const callbackGet = `-- name: CallbackGet :one
+SELECT url, secret, created_at, updated_at FROM tenant_callbacks
+ WHERE tenant_id = ?1
+`
+
+type CallbackGetRow struct {
+	Url       string
+	Secret    []byte
+	CreatedAt int64
+	UpdatedAt int64
+}
+
+func (q *Queries) CallbackGet(ctx context.Context, tenant string) (CallbackGetRow, error) {
+	row := q.db.QueryRowContext(ctx, callbackGet, tenant)
+	var i CallbackGetRow
+	err := row.Scan(
+		&i.Url,
+		&i.Secret,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const callbackPendingDelete = `-- name: CallbackPendingDelete :exec
+DELETE FROM callback_outbox WHERE tenant_id = ?1 AND delivered_at IS NULL
+`
+
+func (q *Queries) CallbackPendingDelete(ctx context.Context, tenant string) error {
+	_, err := q.db.ExecContext(ctx, callbackPendingDelete, tenant)
+	return err
+}
+
+const callbackUpsert = `-- name: CallbackUpsert :exec
+INSERT INTO tenant_callbacks (tenant_id, url, secret, created_at, updated_at)
+VALUES (?1, ?2, ?3, CAST(?4 AS INTEGER), CAST(?4 AS INTEGER))
+ON CONFLICT (tenant_id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+    updated_at = excluded.updated_at, last_attempt_at = NULL, last_attempt_status = 0,
+    last_attempt_error = '', last_success_at = NULL, failures_since_success = 0
+`
+
+type CallbackUpsertParams struct {
+	Tenant string
+	Url    string
+	Secret []byte
+	At     int64
+}
+
+// See the PostgreSQL query.
+func (q *Queries) CallbackUpsert(ctx context.Context, arg CallbackUpsertParams) error {
+	_, err := q.db.ExecContext(ctx, callbackUpsert,
+		arg.Tenant,
+		arg.Url,
+		arg.Secret,
+		arg.At,
+	)
+	return err
+}
+
+const notificationClaim = `-- name: NotificationClaim :many
+UPDATE callback_outbox
+   SET attempts = attempts + 1, next_attempt_at = CAST(?1 AS INTEGER)
+ WHERE callback_id IN (
+    SELECT callback_id FROM (
+        SELECT callback_id, next_attempt_at, row_number() OVER (
+            PARTITION BY tenant_id ORDER BY next_attempt_at, callback_id) AS "rank"
+        FROM callback_outbox
+        WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= CAST(?2 AS INTEGER))
+    ORDER BY "rank", next_attempt_at LIMIT CAST(?3 AS INTEGER))
+RETURNING callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at
+`
+
+type NotificationClaimParams struct {
+	LeaseUntil int64
+	Now        int64
+	Max        int64
+}
+
+// The single writer serialises claimers; due rows are ranked within their
+// tenant and taken rank by rank, so one tenant's backlog does not hold up
+// another's.
+func (q *Queries) NotificationClaim(ctx context.Context, arg NotificationClaimParams) ([]CallbackOutbox, error) {
+	rows, err := q.db.QueryContext(ctx, notificationClaim, arg.LeaseUntil, arg.Now, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CallbackOutbox
+	for rows.Next() {
+		var i CallbackOutbox
+		if err := rows.Scan(
+			&i.CallbackID,
+			&i.TenantID,
+			&i.OperationID,
+			&i.State,
+			&i.FenceToken,
+			&i.CreatedAt,
+			&i.NextAttemptAt,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.LastStatus,
+			&i.LastError,
+			&i.GaveUpAt,
+			&i.LastAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notificationDelivered = `-- name: NotificationDelivered :execrows
+UPDATE callback_outbox SET delivered_at = coalesce(delivered_at, CAST(?1 AS INTEGER)),
+    last_status = CAST(?2 AS INTEGER), last_error = ''
+ WHERE callback_id = ?3
+`
+
+type NotificationDeliveredParams struct {
+	At     int64
+	Status int64
+	ID     int64
+}
+
+// A repeated acknowledgement keeps the first time.
+func (q *Queries) NotificationDelivered(ctx context.Context, arg NotificationDeliveredParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, notificationDelivered, arg.At, arg.Status, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const notificationExists = `-- name: NotificationExists :one
+SELECT EXISTS (SELECT 1 FROM callback_outbox WHERE callback_id = ?1)
+`
+
+func (q *Queries) NotificationExists(ctx context.Context, id int64) (bool, error) {
+	row := q.db.QueryRowContext(ctx, notificationExists, id)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const notificationFailed = `-- name: NotificationFailed :exec
+UPDATE callback_outbox SET next_attempt_at = CAST(?1 AS INTEGER),
+    last_status = nullif(CAST(?2 AS INTEGER), 0), last_error = ?3
+ WHERE callback_id = ?4 AND delivered_at IS NULL
+`
+
+type NotificationFailedParams struct {
+	Next   int64
+	Status int64
+	Error  string
+	ID     int64
+}
+
+// A delivered row is left alone (see the PostgreSQL query);
+// NotificationExists follows it in the transaction.
+func (q *Queries) NotificationFailed(ctx context.Context, arg NotificationFailedParams) error {
+	_, err := q.db.ExecContext(ctx, notificationFailed,
+		arg.Next,
+		arg.Status,
+		arg.Error,
+		arg.ID,
+	)
+	return err
+}
+
+const notificationGiveUp = `-- name: NotificationGiveUp :exec
+UPDATE callback_outbox SET gave_up_at = coalesce(gave_up_at, CAST(?1 AS INTEGER)),
+    last_status = nullif(CAST(?2 AS INTEGER), 0), last_error = ?3
+ WHERE callback_id = ?4 AND delivered_at IS NULL
+`
+
+type NotificationGiveUpParams struct {
+	At     int64
+	Status int64
+	Error  string
+	ID     int64
+}
+
+// As NotificationFailed, but the retries stop.
+func (q *Queries) NotificationGiveUp(ctx context.Context, arg NotificationGiveUpParams) error {
+	_, err := q.db.ExecContext(ctx, notificationGiveUp,
+		arg.At,
+		arg.Status,
+		arg.Error,
+		arg.ID,
+	)
+	return err
+}
+
+const notificationGivenUpCount = `-- name: NotificationGivenUpCount :one
+SELECT count(*) FROM callback_outbox
+ WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+`
+
+func (q *Queries) NotificationGivenUpCount(ctx context.Context, tenant string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, notificationGivenUpCount, tenant)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const notificationGivenUpList = `-- name: NotificationGivenUpList :many
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+ WHERE tenant_id = ?1 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+ ORDER BY gave_up_at DESC, callback_id DESC LIMIT CAST(?2 AS INTEGER)
+`
+
+type NotificationGivenUpListParams struct {
+	Tenant string
+	Max    int64
+}
+
+func (q *Queries) NotificationGivenUpList(ctx context.Context, arg NotificationGivenUpListParams) ([]CallbackOutbox, error) {
+	rows, err := q.db.QueryContext(ctx, notificationGivenUpList, arg.Tenant, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CallbackOutbox
+	for rows.Next() {
+		var i CallbackOutbox
+		if err := rows.Scan(
+			&i.CallbackID,
+			&i.TenantID,
+			&i.OperationID,
+			&i.State,
+			&i.FenceToken,
+			&i.CreatedAt,
+			&i.NextAttemptAt,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.LastStatus,
+			&i.LastError,
+			&i.GaveUpAt,
+			&i.LastAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notificationList = `-- name: NotificationList :many
+SELECT callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at, last_attempt_at FROM callback_outbox
+ WHERE tenant_id = ?1 AND operation_id = ?2
+ ORDER BY callback_id
+`
+
+type NotificationListParams struct {
+	Tenant      string
+	OperationID string
+}
+
+func (q *Queries) NotificationList(ctx context.Context, arg NotificationListParams) ([]CallbackOutbox, error) {
+	rows, err := q.db.QueryContext(ctx, notificationList, arg.Tenant, arg.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CallbackOutbox
+	for rows.Next() {
+		var i CallbackOutbox
+		if err := rows.Scan(
+			&i.CallbackID,
+			&i.TenantID,
+			&i.OperationID,
+			&i.State,
+			&i.FenceToken,
+			&i.CreatedAt,
+			&i.NextAttemptAt,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.LastStatus,
+			&i.LastError,
+			&i.GaveUpAt,
+			&i.LastAttemptAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notificationRetry = `-- name: NotificationRetry :execrows
+UPDATE callback_outbox SET gave_up_at = NULL, attempts = 0, next_attempt_at = CAST(?1 AS INTEGER)
+ WHERE tenant_id = ?2 AND gave_up_at IS NOT NULL AND delivered_at IS NULL
+`
+
+type NotificationRetryParams struct {
+	At     int64
+	Tenant string
+}
+
+func (q *Queries) NotificationRetry(ctx context.Context, arg NotificationRetryParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, notificationRetry, arg.At, arg.Tenant)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }

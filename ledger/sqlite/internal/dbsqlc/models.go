@@ -154,7 +154,7 @@ type Observation struct {
 	FromState     string
 	ToState       string
 	At            int64
-	Refused       int64
+	Refused       bool
 }
 
 type OperationEvent struct {

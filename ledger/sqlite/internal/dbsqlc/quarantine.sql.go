@@ -10,6 +10,22 @@ import (
 	"database/sql"
 )
 
+const quarantineIDBoundBefore = `-- name: QuarantineIDBoundBefore :one
+SELECT CAST(coalesce(max(quarantine_id), 0) AS INTEGER) AS bound FROM quarantine INDEXED BY quarantine_time WHERE quarantined_at < CAST(?1 AS INTEGER)
+`
+
+// The newest id among the events quarantined before @before, open or
+// resolved, of any tenant (0: none): an upper bound on the ids the age
+// filter can match, read from quarantine_time's entries alone (named:
+// unnamed, SQLite reads max(quarantine_id) backward by rowid through every
+// newer event, 75 ms at 100,000 where this takes 1 ms).
+func (q *Queries) QuarantineIDBoundBefore(ctx context.Context, before int64) (int64, error) {
+	row := q.db.QueryRowContext(ctx, quarantineIDBoundBefore, before)
+	var bound int64
+	err := row.Scan(&bound)
+	return bound, err
+}
+
 const quarantineList = `-- name: QuarantineList :many
 SELECT quarantine_id, target, CAST(coalesce(delivery_id, 0) AS INTEGER) AS delivery_id, reason, event_id,
     claimed_reference, claimed_tenant, remote_id, operation_id, operation_tenant, quarantined_at,
