@@ -38,8 +38,6 @@ type InboxDriver interface {
 	// matched.
 	QuarantineDismiss(ctx context.Context, p QuarantineResolveParams) (operationID string, found bool, err error)
 
-	// OperationKnown reports whether tenant has operation id.
-	OperationKnown(ctx context.Context, tenant, id string) (bool, error)
 	// OperationLeaseUnknown leases tenant's operation p.ID until
 	// p.LeaseUntil under a new fence, due for the reconciler then, when it
 	// is UNKNOWN and no live lease (at p.Now) holds it; found is false when

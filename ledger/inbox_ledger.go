@@ -98,16 +98,8 @@ func (l *Ledger) ResolveQuarantine(ctx context.Context, tenant string, id int64,
 
 // LeaseOperation implements InboxStore.
 func (l *Ledger) LeaseOperation(ctx context.Context, tenant, id string, lease time.Duration) (Operation, error) {
-	canonical, ok := ParseID(id)
-	if !ok {
-		return Operation{}, Errorf(ENotFound, "operation not found")
-	}
-	known, err := l.d.OperationKnown(ctx, tenant, canonical)
-	switch {
-	case err != nil:
-		return Operation{}, fmt.Errorf("get: %w", err)
-	case !known:
-		return Operation{}, Errorf(ENotFound, "operation not found")
+	if _, err := l.Get(ctx, tenant, id); err != nil {
+		return Operation{}, err
 	}
 	now := l.clock()
 	op, found, err := l.d.OperationLeaseUnknown(ctx, OperationLeaseParams{Tenant: tenant, ID: id, Now: now,

@@ -28,26 +28,9 @@ func (d driver) AuditFinalBatch(ctx context.Context, target string, after ledger
 	}
 	var ops []ledger.Operation
 	for _, r := range rows {
-		ops = append(ops, operationOf(r))
+		ops = append(ops, operationOf(dbsqlc.OperationGetRow(r)))
 	}
 	return ops, nil
-}
-
-// operationOf is the operation a row of the full column list holds.
-func operationOf(r dbsqlc.AuditFinalBatchRow) ledger.Operation {
-	op := ledger.Operation{Tenant: r.TenantID, ID: r.OperationID, Type: r.OperationType, IntentRef: r.IntentRef,
-		Target: r.Target, Payload: r.Payload, PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey,
-		State: ledger.State(r.State), Fence: r.FenceToken, Attempts: int(r.AttemptCount),
-		LeaseExpiresAt: r.LeaseExpiresAt, RemoteRef: r.RemoteRef, RetryWindowEnd: r.RetryWindowEnd.UTC(),
-		Deadline: r.Deadline, NextReconcileAt: r.NextReconcileAt, Reason: r.Reason, CreatedAt: r.CreatedAt.UTC(),
-		UpdatedAt: r.UpdatedAt.UTC(), LastSentAt: r.LastSentAt, FirstClaimedAt: r.FirstClaimedAt,
-		RetryWindow: time.Duration(r.RetryWindowMicros) * time.Microsecond}
-	utcp(op.LeaseExpiresAt)
-	utcp(op.Deadline)
-	utcp(op.NextReconcileAt)
-	utcp(op.LastSentAt)
-	utcp(op.FirstClaimedAt)
-	return op
 }
 
 // FindingInsert implements ledger.AuditDriver in one statement (see the

@@ -79,11 +79,6 @@ func (d driver) QuarantineDismiss(ctx context.Context, p ledger.QuarantineResolv
 	return opID, err == nil, err
 }
 
-// OperationKnown implements ledger.InboxDriver.
-func (d driver) OperationKnown(ctx context.Context, tenant, id string) (bool, error) {
-	return d.q.OperationKnown(ctx, dbsqlc.OperationKnownParams{TenantID: tenant, OperationID: id})
-}
-
 // OperationLeaseUnknown implements ledger.InboxDriver.
 func (d driver) OperationLeaseUnknown(ctx context.Context, p ledger.OperationLeaseParams) (ledger.Operation, bool, error) {
 	rows, err := d.q.OperationLeaseUnknown(ctx, dbsqlc.OperationLeaseUnknownParams{TenantID: p.Tenant, OperationID: p.ID,
@@ -91,5 +86,5 @@ func (d driver) OperationLeaseUnknown(ctx context.Context, p ledger.OperationLea
 	if err != nil || len(rows) == 0 {
 		return ledger.Operation{}, false, err
 	}
-	return operationOf(dbsqlc.AuditFinalBatchRow(rows[0])), true, nil
+	return operationOf(dbsqlc.OperationGetRow(rows[0])), true, nil
 }

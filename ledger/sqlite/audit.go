@@ -31,17 +31,6 @@ func (d driver) AuditFinalBatch(ctx context.Context, target string, after ledger
 	return ops, nil
 }
 
-// operationOf is the operation a row of the full column list holds.
-func operationOf(r dbsqlc.OperationLedger) ledger.Operation {
-	return ledger.Operation{Tenant: r.TenantID, ID: r.OperationID, Type: r.OperationType, IntentRef: r.IntentRef,
-		Target: r.Target, Payload: r.Payload, PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey,
-		State: ledger.State(r.State), Fence: r.FenceToken, Attempts: int(r.AttemptCount),
-		LeaseExpiresAt: fromNull(r.LeaseExpiresAt), RemoteRef: r.RemoteRef.String, RetryWindowEnd: fromMicros(r.RetryWindowEnd),
-		Deadline: fromNull(r.Deadline), NextReconcileAt: fromNull(r.NextReconcileAt), Reason: r.Reason,
-		CreatedAt: fromMicros(r.CreatedAt), UpdatedAt: fromMicros(r.UpdatedAt), LastSentAt: fromNull(r.LastSentAt),
-		FirstClaimedAt: fromNull(r.FirstClaimedAt), RetryWindow: time.Duration(r.RetryWindowMicros) * time.Microsecond}
-}
-
 // FindingInsert implements ledger.AuditDriver: the operation is read in
 // the same write transaction, so its target is the finding's.
 func (d driver) FindingInsert(ctx context.Context, p ledger.FindingInsertParams) (found, created bool, err error) {

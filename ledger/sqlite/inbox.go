@@ -83,11 +83,6 @@ func (d driver) QuarantineDismiss(ctx context.Context, p ledger.QuarantineResolv
 	return opID, err == nil, err
 }
 
-// OperationKnown implements ledger.InboxDriver.
-func (d driver) OperationKnown(ctx context.Context, tenant, id string) (bool, error) {
-	return d.r.OperationKnown(ctx, dbsqlc.OperationKnownParams{TenantID: tenant, OperationID: id})
-}
-
 // OperationLeaseUnknown implements ledger.InboxDriver, in one write
 // transaction.
 func (d driver) OperationLeaseUnknown(ctx context.Context, p ledger.OperationLeaseParams) (ledger.Operation, bool, error) {

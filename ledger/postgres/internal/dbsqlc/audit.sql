@@ -42,7 +42,7 @@ ON CONFLICT (target) DO UPDATE SET last_created_at = excluded.last_created_at,
 -- list repeats).
 SELECT tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
     remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
-    coalesce(remote_ref, '')::text AS remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
     created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
 FROM operation_ledger
 WHERE target = @target AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')

@@ -56,7 +56,7 @@ func (q *Queries) AuditCursorSave(ctx context.Context, arg AuditCursorSaveParams
 const auditFinalBatch = `-- name: AuditFinalBatch :many
 SELECT tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
     remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
-    coalesce(remote_ref, '')::text AS remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
     created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
 FROM operation_ledger
 WHERE target = $1 AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
@@ -86,7 +86,7 @@ type AuditFinalBatchRow struct {
 	FenceToken        int64
 	AttemptCount      int32
 	LeaseExpiresAt    *time.Time
-	RemoteRef         string
+	RemoteRef         pgtype.Text
 	RetryWindowEnd    time.Time
 	Deadline          *time.Time
 	NextReconcileAt   *time.Time

@@ -8,6 +8,8 @@ package dbsqlc
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const deliveryClaim = `-- name: DeliveryClaim :many
@@ -171,22 +173,6 @@ func (q *Queries) DeliveryInsert(ctx context.Context, arg DeliveryInsertParams) 
 	return delivery_id, err
 }
 
-const operationKnown = `-- name: OperationKnown :one
-SELECT EXISTS (SELECT 1 FROM operation_ledger WHERE tenant_id = $1 AND operation_id = ($2::text)::uuid)
-`
-
-type OperationKnownParams struct {
-	TenantID    string
-	OperationID string
-}
-
-func (q *Queries) OperationKnown(ctx context.Context, arg OperationKnownParams) (bool, error) {
-	row := q.db.QueryRow(ctx, operationKnown, arg.TenantID, arg.OperationID)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
 const operationLeaseUnknown = `-- name: OperationLeaseUnknown :many
 UPDATE operation_ledger SET fence_token = fence_token + 1,
     lease_expires_at = $1::timestamptz, next_reconcile_at = $1::timestamptz,
@@ -195,7 +181,7 @@ WHERE tenant_id = $3 AND operation_id = ($4::text)::uuid AND state = 'UNKNOWN'
     AND (lease_expires_at IS NULL OR lease_expires_at <= $2::timestamptz)
 RETURNING tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
     remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
-    coalesce(remote_ref, '')::text AS remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
     created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
 `
 
@@ -219,7 +205,7 @@ type OperationLeaseUnknownRow struct {
 	FenceToken        int64
 	AttemptCount      int32
 	LeaseExpiresAt    *time.Time
-	RemoteRef         string
+	RemoteRef         pgtype.Text
 	RetryWindowEnd    time.Time
 	Deadline          *time.Time
 	NextReconcileAt   *time.Time

@@ -47,9 +47,6 @@ WHERE scope_tenant = @scope_tenant AND quarantine_id = CAST(sqlc.arg(quarantine_
     AND resolved_at IS NULL
 RETURNING operation_id;
 
--- name: OperationKnown :one
-SELECT EXISTS (SELECT 1 FROM operation_ledger WHERE tenant_id = @tenant_id AND operation_id = @operation_id);
-
 -- name: OperationLeaseUnknown :many
 UPDATE operation_ledger SET fence_token = fence_token + 1,
     lease_expires_at = CAST(sqlc.arg(lease_until) AS INTEGER), next_reconcile_at = CAST(sqlc.arg(lease_until) AS INTEGER),

@@ -167,22 +167,6 @@ func (q *Queries) DeliveryInsert(ctx context.Context, arg DeliveryInsertParams) 
 	return delivery_id, err
 }
 
-const operationKnown = `-- name: OperationKnown :one
-SELECT EXISTS (SELECT 1 FROM operation_ledger WHERE tenant_id = ?1 AND operation_id = ?2)
-`
-
-type OperationKnownParams struct {
-	TenantID    string
-	OperationID string
-}
-
-func (q *Queries) OperationKnown(ctx context.Context, arg OperationKnownParams) (bool, error) {
-	row := q.db.QueryRowContext(ctx, operationKnown, arg.TenantID, arg.OperationID)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
 const operationLeaseUnknown = `-- name: OperationLeaseUnknown :many
 UPDATE operation_ledger SET fence_token = fence_token + 1,
     lease_expires_at = CAST(?1 AS INTEGER), next_reconcile_at = CAST(?1 AS INTEGER),
