@@ -25,6 +25,10 @@ type AuditDriver interface {
 	// AuditCursorSave saves target's position (the zero Cursor: NULLs) at
 	// at.
 	AuditCursorSave(ctx context.Context, target string, pos Cursor, at time.Time) error
+	// AuditFinalBatch returns up to max final (SUCCEEDED or
+	// FAILED_TERMINAL) operations of target created after position after
+	// (the zero Cursor: from the start), by (created_at, operation_id).
+	AuditFinalBatch(ctx context.Context, target string, after Cursor, max int) ([]Operation, error)
 }
 
 // FindingInsertParams are AuditDriver.FindingInsert's: the finding's ids

@@ -6,6 +6,21 @@ import (
 	"time"
 )
 
+// AuditBatch implements AuditStore.
+func (l *Ledger) AuditBatch(ctx context.Context, target string, after Cursor, n int) ([]Operation, Cursor, error) {
+	if err := CheckAuditBatch(target, after, n); err != nil {
+		return nil, Cursor{}, err
+	}
+	if after.ID == "" {
+		after = Cursor{}
+	}
+	ops, err := l.d.AuditFinalBatch(ctx, target, after, n)
+	if err != nil {
+		return nil, Cursor{}, fmt.Errorf("audit batch: %w", err)
+	}
+	return ops, NextAuditPosition(ops, n), nil
+}
+
 // RecordFinding implements AuditStore.
 func (l *Ledger) RecordFinding(ctx context.Context, f Finding) (bool, error) {
 	if err := f.Validate(); err != nil {

@@ -37,6 +37,18 @@ type InboxDriver interface {
 	// the operation the item names; found is false when no open item
 	// matched.
 	QuarantineDismiss(ctx context.Context, p QuarantineResolveParams) (operationID string, found bool, err error)
+
+	// OperationLeaseUnknown leases tenant's operation p.ID until
+	// p.LeaseUntil under a new fence, due for the reconciler then, when it
+	// is UNKNOWN and no live lease (at p.Now) holds it; found is false when
+	// it was not leased.
+	OperationLeaseUnknown(ctx context.Context, p OperationLeaseParams) (op Operation, found bool, err error)
+}
+
+// OperationLeaseParams are InboxDriver.OperationLeaseUnknown's.
+type OperationLeaseParams struct {
+	Tenant, ID      string
+	Now, LeaseUntil time.Time
 }
 
 // DeliveryInsertParams are InboxDriver.DeliveryInsert's.

@@ -95,3 +95,20 @@ func (l *Ledger) ResolveQuarantine(ctx context.Context, tenant string, id int64,
 	}
 	return nil
 }
+
+// LeaseOperation implements InboxStore.
+func (l *Ledger) LeaseOperation(ctx context.Context, tenant, id string, lease time.Duration) (Operation, error) {
+	if _, err := l.Get(ctx, tenant, id); err != nil {
+		return Operation{}, err
+	}
+	now := l.clock()
+	op, found, err := l.d.OperationLeaseUnknown(ctx, OperationLeaseParams{Tenant: tenant, ID: id, Now: now,
+		LeaseUntil: now.Add(lease)})
+	switch {
+	case err != nil:
+		return Operation{}, fmt.Errorf("lease operation: %w", err)
+	case !found:
+		return Operation{}, Errorf(EStaleFence, "operation is not UNKNOWN or is held by another worker")
+	}
+	return op, nil
+}

@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -81,22 +79,12 @@ func (d driver) QuarantineDismiss(ctx context.Context, p ledger.QuarantineResolv
 	return opID, err == nil, err
 }
 
-// LeaseOperation implements ledger.InboxStore.
-func (s *Store) LeaseOperation(ctx context.Context, tenant, id string, lease time.Duration) (ledger.Operation, error) {
-	if _, err := get(ctx, s.pool, tenant, id); err != nil {
-		return ledger.Operation{}, err
+// OperationLeaseUnknown implements ledger.InboxDriver.
+func (d driver) OperationLeaseUnknown(ctx context.Context, p ledger.OperationLeaseParams) (ledger.Operation, bool, error) {
+	rows, err := d.q.OperationLeaseUnknown(ctx, dbsqlc.OperationLeaseUnknownParams{TenantID: p.Tenant, OperationID: p.ID,
+		Now: p.Now, LeaseUntil: p.LeaseUntil})
+	if err != nil || len(rows) == 0 {
+		return ledger.Operation{}, false, err
 	}
-	now := s.clock()
-	ops, err := collect(s.pool.Query(ctx, `UPDATE operation_ledger SET fence_token = fence_token + 1,
-		lease_expires_at = $3, next_reconcile_at = $3, updated_at = $4
-		WHERE tenant_id = $1 AND operation_id = $2 AND state = 'UNKNOWN'
-			AND (lease_expires_at IS NULL OR lease_expires_at <= $4)
-		RETURNING `+cols, tenant, id, now.Add(lease), now))
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("lease operation: %w", err)
-	}
-	if len(ops) == 0 {
-		return ledger.Operation{}, ledger.Errorf(ledger.EStaleFence, "operation is not UNKNOWN or is held by another worker")
-	}
-	return ops[0], nil
+	return operationOf(dbsqlc.OperationGetRow(rows[0])), true, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"settle/ledger"
@@ -13,26 +12,23 @@ import (
 
 var _ ledger.AuditStore = (*Store)(nil)
 
-// AuditBatch implements ledger.AuditStore on the partial index
+// AuditFinalBatch implements ledger.AuditDriver on the partial index
 // operation_ledger_audit (target, created_at, operation_id) of the final
 // states.
-func (s *Store) AuditBatch(ctx context.Context, target string, after ledger.Cursor, n int) ([]ledger.Operation, ledger.Cursor, error) {
-	if err := ledger.CheckAuditBatch(target, after, n); err != nil {
-		return nil, ledger.Cursor{}, err
-	}
-	var at, id any
+func (d driver) AuditFinalBatch(ctx context.Context, target string, after ledger.Cursor, max int) ([]ledger.Operation, error) {
+	p := dbsqlc.AuditFinalBatchParams{Target: target, AfterID: after.ID, MaxRows: int64(max)}
 	if after.ID != "" {
-		at, id = micros(after.CreatedAt), after.ID
+		p.AfterCreatedAt = micros(after.CreatedAt)
 	}
-	ops, err := collect(s.r.QueryContext(ctx, `SELECT `+cols+` FROM operation_ledger
-		WHERE target = ?1 AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
-			AND (?2 IS NULL OR (created_at, operation_id) > (?2, ?3))
-		ORDER BY created_at, operation_id
-		LIMIT ?4`, target, at, id, n))
+	rows, err := d.r.AuditFinalBatch(ctx, p)
 	if err != nil {
-		return nil, ledger.Cursor{}, fmt.Errorf("audit batch: %w", err)
+		return nil, err
 	}
-	return ops, ledger.NextAuditPosition(ops, n), nil
+	var ops []ledger.Operation
+	for _, r := range rows {
+		ops = append(ops, operationOf(r))
+	}
+	return ops, nil
 }
 
 // FindingInsert implements ledger.AuditDriver: the operation is read in

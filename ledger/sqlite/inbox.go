@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"time"
 
 	"settle/ledger"
 	"settle/ledger/sqlite/internal/dbsqlc"
@@ -85,27 +83,18 @@ func (d driver) QuarantineDismiss(ctx context.Context, p ledger.QuarantineResolv
 	return opID, err == nil, err
 }
 
-// LeaseOperation implements ledger.InboxStore.
-func (s *Store) LeaseOperation(ctx context.Context, tenant, id string, lease time.Duration) (ledger.Operation, error) {
-	if _, err := get(ctx, s.r, tenant, id); err != nil {
-		return ledger.Operation{}, err
-	}
-	now := s.clock()
-	var ops []ledger.Operation
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+// OperationLeaseUnknown implements ledger.InboxDriver, in one write
+// transaction.
+func (d driver) OperationLeaseUnknown(ctx context.Context, p ledger.OperationLeaseParams) (ledger.Operation, bool, error) {
+	var rows []dbsqlc.OperationLedger
+	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
 		var err error
-		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET fence_token = fence_token + 1,
-			lease_expires_at = ?3, next_reconcile_at = ?3, updated_at = ?4
-			WHERE tenant_id = ?1 AND operation_id = ?2 AND state = 'UNKNOWN'
-				AND (lease_expires_at IS NULL OR lease_expires_at <= ?4)
-			RETURNING `+cols, tenant, id, micros(now.Add(lease)), micros(now)))
+		rows, err = q.OperationLeaseUnknown(ctx, dbsqlc.OperationLeaseUnknownParams{TenantID: p.Tenant, OperationID: p.ID,
+			Now: micros(p.Now), LeaseUntil: micros(p.LeaseUntil)})
 		return err
 	})
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("lease operation: %w", err)
+	if err != nil || len(rows) == 0 {
+		return ledger.Operation{}, false, err
 	}
-	if len(ops) == 0 {
-		return ledger.Operation{}, ledger.Errorf(ledger.EStaleFence, "operation is not UNKNOWN or is held by another worker")
-	}
-	return ops[0], nil
+	return operationOf(rows[0]), true, nil
 }

@@ -35,3 +35,18 @@ INSERT INTO audit_cursor (target, last_created_at, last_operation_id, updated_at
 VALUES (@target, sqlc.narg(last_created_at)::timestamptz, (sqlc.narg(last_operation_id)::text)::uuid, @updated_at)
 ON CONFLICT (target) DO UPDATE SET last_created_at = excluded.last_created_at,
     last_operation_id = excluded.last_operation_id, updated_at = excluded.updated_at;
+
+-- name: AuditFinalBatch :many
+-- The final operations of one target after a position, in creation order
+-- (the partial index operation_ledger_audit, whose predicate the state
+-- list repeats).
+SELECT tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
+    remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
+FROM operation_ledger
+WHERE target = @target AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
+    AND (sqlc.narg(after_created_at)::timestamptz IS NULL
+        OR (created_at, operation_id) > (sqlc.narg(after_created_at)::timestamptz, nullif(@after_id::text, '')::uuid))
+ORDER BY created_at, operation_id
+LIMIT @max_rows;

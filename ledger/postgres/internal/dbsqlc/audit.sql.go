@@ -53,6 +53,102 @@ func (q *Queries) AuditCursorSave(ctx context.Context, arg AuditCursorSaveParams
 	return err
 }
 
+const auditFinalBatch = `-- name: AuditFinalBatch :many
+SELECT tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
+    remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
+FROM operation_ledger
+WHERE target = $1 AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
+    AND ($2::timestamptz IS NULL
+        OR (created_at, operation_id) > ($2::timestamptz, nullif($3::text, '')::uuid))
+ORDER BY created_at, operation_id
+LIMIT $4
+`
+
+type AuditFinalBatchParams struct {
+	Target         string
+	AfterCreatedAt *time.Time
+	AfterID        string
+	MaxRows        int32
+}
+
+type AuditFinalBatchRow struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	State             string
+	FenceToken        int64
+	AttemptCount      int32
+	LeaseExpiresAt    *time.Time
+	RemoteRef         pgtype.Text
+	RetryWindowEnd    time.Time
+	Deadline          *time.Time
+	NextReconcileAt   *time.Time
+	Reason            string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	LastSentAt        *time.Time
+	FirstClaimedAt    *time.Time
+	RetryWindowMicros int64
+}
+
+// The final operations of one target after a position, in creation order
+// (the partial index operation_ledger_audit, whose predicate the state
+// list repeats).
+func (q *Queries) AuditFinalBatch(ctx context.Context, arg AuditFinalBatchParams) ([]AuditFinalBatchRow, error) {
+	rows, err := q.db.Query(ctx, auditFinalBatch,
+		arg.Target,
+		arg.AfterCreatedAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AuditFinalBatchRow
+	for rows.Next() {
+		var i AuditFinalBatchRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const findingCount = `-- name: FindingCount :one
 SELECT count(*) FROM audit_findings
 WHERE tenant_id = $1 AND found_at >= $2::timestamptz AND found_at < $3::timestamptz

@@ -51,3 +51,15 @@ UPDATE quarantine SET resolved_at = @resolved_at::timestamptz, resolved_by = @re
     resolution_kind = 'dismissed'
 WHERE scope_tenant = @scope_tenant AND quarantine_id = @quarantine_id AND resolved_at IS NULL
 RETURNING operation_id;
+
+-- name: OperationLeaseUnknown :many
+-- An UNKNOWN operation no lease holds, under a new fence.
+UPDATE operation_ledger SET fence_token = fence_token + 1,
+    lease_expires_at = @lease_until::timestamptz, next_reconcile_at = @lease_until::timestamptz,
+    updated_at = @now::timestamptz
+WHERE tenant_id = @tenant_id AND operation_id = (@operation_id::text)::uuid AND state = 'UNKNOWN'
+    AND (lease_expires_at IS NULL OR lease_expires_at <= @now::timestamptz)
+RETURNING tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
+    remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros;

@@ -8,6 +8,8 @@ package dbsqlc
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const deliveryClaim = `-- name: DeliveryClaim :many
@@ -169,6 +171,99 @@ func (q *Queries) DeliveryInsert(ctx context.Context, arg DeliveryInsertParams) 
 	var delivery_id int64
 	err := row.Scan(&delivery_id)
 	return delivery_id, err
+}
+
+const operationLeaseUnknown = `-- name: OperationLeaseUnknown :many
+UPDATE operation_ledger SET fence_token = fence_token + 1,
+    lease_expires_at = $1::timestamptz, next_reconcile_at = $1::timestamptz,
+    updated_at = $2::timestamptz
+WHERE tenant_id = $3 AND operation_id = ($4::text)::uuid AND state = 'UNKNOWN'
+    AND (lease_expires_at IS NULL OR lease_expires_at <= $2::timestamptz)
+RETURNING tenant_id, operation_id::text AS operation_id, operation_type, intent_ref, target, payload, payload_hash,
+    remote_key::text AS remote_key, state, fence_token, attempt_count, lease_expires_at,
+    remote_ref, retry_window_end, deadline, next_reconcile_at, reason,
+    created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
+`
+
+type OperationLeaseUnknownParams struct {
+	LeaseUntil  time.Time
+	Now         time.Time
+	TenantID    string
+	OperationID string
+}
+
+type OperationLeaseUnknownRow struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	State             string
+	FenceToken        int64
+	AttemptCount      int32
+	LeaseExpiresAt    *time.Time
+	RemoteRef         pgtype.Text
+	RetryWindowEnd    time.Time
+	Deadline          *time.Time
+	NextReconcileAt   *time.Time
+	Reason            string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	LastSentAt        *time.Time
+	FirstClaimedAt    *time.Time
+	RetryWindowMicros int64
+}
+
+// An UNKNOWN operation no lease holds, under a new fence.
+func (q *Queries) OperationLeaseUnknown(ctx context.Context, arg OperationLeaseUnknownParams) ([]OperationLeaseUnknownRow, error) {
+	rows, err := q.db.Query(ctx, operationLeaseUnknown,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.TenantID,
+		arg.OperationID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationLeaseUnknownRow
+	for rows.Next() {
+		var i OperationLeaseUnknownRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const quarantineDismiss = `-- name: QuarantineDismiss :one

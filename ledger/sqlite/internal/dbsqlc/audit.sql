@@ -29,3 +29,15 @@ INSERT INTO audit_cursor (target, last_created_at, last_operation_id, updated_at
 VALUES (@target, sqlc.narg(last_created_at), sqlc.narg(last_operation_id), CAST(sqlc.arg(updated_at) AS INTEGER))
 ON CONFLICT (target) DO UPDATE SET last_created_at = excluded.last_created_at,
     last_operation_id = excluded.last_operation_id, updated_at = excluded.updated_at;
+
+-- name: AuditFinalBatch :many
+SELECT tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
+    fence_token, attempt_count, lease_expires_at, remote_ref,
+    retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+    first_claimed_at, retry_window_micros
+FROM operation_ledger
+WHERE target = @target AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
+    AND (sqlc.narg(after_created_at) IS NULL
+        OR (created_at, operation_id) > (sqlc.narg(after_created_at), CAST(@after_id AS TEXT)))
+ORDER BY created_at, operation_id
+LIMIT @max_rows;

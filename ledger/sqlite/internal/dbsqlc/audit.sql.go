@@ -50,6 +50,77 @@ func (q *Queries) AuditCursorSave(ctx context.Context, arg AuditCursorSaveParams
 	return err
 }
 
+const auditFinalBatch = `-- name: AuditFinalBatch :many
+SELECT tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
+    fence_token, attempt_count, lease_expires_at, remote_ref,
+    retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+    first_claimed_at, retry_window_micros
+FROM operation_ledger
+WHERE target = ?1 AND state IN ('SUCCEEDED', 'FAILED_TERMINAL')
+    AND (?2 IS NULL
+        OR (created_at, operation_id) > (?2, CAST(?3 AS TEXT)))
+ORDER BY created_at, operation_id
+LIMIT ?4
+`
+
+type AuditFinalBatchParams struct {
+	Target         string
+	AfterCreatedAt interface{}
+	AfterID        string
+	MaxRows        int64
+}
+
+func (q *Queries) AuditFinalBatch(ctx context.Context, arg AuditFinalBatchParams) ([]OperationLedger, error) {
+	rows, err := q.db.QueryContext(ctx, auditFinalBatch,
+		arg.Target,
+		arg.AfterCreatedAt,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationLedger
+	for rows.Next() {
+		var i OperationLedger
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const findingCount = `-- name: FindingCount :one
 SELECT count(*) FROM audit_findings
 WHERE tenant_id = ?1 AND found_at >= CAST(?2 AS INTEGER)

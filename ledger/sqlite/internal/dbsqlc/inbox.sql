@@ -46,3 +46,14 @@ UPDATE quarantine SET resolved_at = CAST(sqlc.arg(resolved_at) AS INTEGER), reso
 WHERE scope_tenant = @scope_tenant AND quarantine_id = CAST(sqlc.arg(quarantine_id) AS INTEGER)
     AND resolved_at IS NULL
 RETURNING operation_id;
+
+-- name: OperationLeaseUnknown :many
+UPDATE operation_ledger SET fence_token = fence_token + 1,
+    lease_expires_at = CAST(sqlc.arg(lease_until) AS INTEGER), next_reconcile_at = CAST(sqlc.arg(lease_until) AS INTEGER),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE tenant_id = @tenant_id AND operation_id = @operation_id AND state = 'UNKNOWN'
+    AND (lease_expires_at IS NULL OR lease_expires_at <= CAST(sqlc.arg(now) AS INTEGER))
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
+    fence_token, attempt_count, lease_expires_at, remote_ref,
+    retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+    first_claimed_at, retry_window_micros;

@@ -167,6 +167,76 @@ func (q *Queries) DeliveryInsert(ctx context.Context, arg DeliveryInsertParams) 
 	return delivery_id, err
 }
 
+const operationLeaseUnknown = `-- name: OperationLeaseUnknown :many
+UPDATE operation_ledger SET fence_token = fence_token + 1,
+    lease_expires_at = CAST(?1 AS INTEGER), next_reconcile_at = CAST(?1 AS INTEGER),
+    updated_at = CAST(?2 AS INTEGER)
+WHERE tenant_id = ?3 AND operation_id = ?4 AND state = 'UNKNOWN'
+    AND (lease_expires_at IS NULL OR lease_expires_at <= CAST(?2 AS INTEGER))
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state,
+    fence_token, attempt_count, lease_expires_at, remote_ref,
+    retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+    first_claimed_at, retry_window_micros
+`
+
+type OperationLeaseUnknownParams struct {
+	LeaseUntil  int64
+	Now         int64
+	TenantID    string
+	OperationID string
+}
+
+func (q *Queries) OperationLeaseUnknown(ctx context.Context, arg OperationLeaseUnknownParams) ([]OperationLedger, error) {
+	rows, err := q.db.QueryContext(ctx, operationLeaseUnknown,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.TenantID,
+		arg.OperationID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationLedger
+	for rows.Next() {
+		var i OperationLedger
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const quarantineDismiss = `-- name: QuarantineDismiss :one
 UPDATE quarantine SET resolved_at = CAST(?1 AS INTEGER), resolved_by = ?2,
     resolved_by_name = ?3, resolution = ?4, resolved_by_role = ?5,
