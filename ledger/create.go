@@ -87,11 +87,6 @@ type createOver struct {
 	c *Commit
 }
 
-// CreateOver is CreateTx over d, adding what it writes to c. The stores'
-// resolution transactions create a supersede's successor with it until
-// resolutions move onto Ledger.
-func CreateOver(d Driver, c *Commit) CreateTx { return createOver{d, c} }
-
 func (t createOver) InsertIfNew(ctx context.Context, op Operation) (Operation, bool, error) {
 	got, inserted, err := t.d.OperationInsertIfNew(ctx, op, CreationEvidence(ctx))
 	if err == nil && inserted {

@@ -14,13 +14,17 @@ import (
 // internal/dbsqlc/*.sql, run on the store's pool.
 type driver struct {
 	pool *pgxpool.Pool
+	db   dbsqlc.DBTX // the pool or the transaction, for the statements not yet in sqlc
 	q    *dbsqlc.Queries
 	tx   bool // q runs in a transaction of WithTx
 }
 
 var _ ledger.Driver = driver{}
 
-func newDriver(pool *pgxpool.Pool) driver { return driver{pool: pool, q: dbsqlc.New(pool)} }
+func newDriver(pool *pgxpool.Pool) driver { return driver{pool: pool, db: pool, q: dbsqlc.New(pool)} }
+
+// txDriver is the driver inside a transaction the caller holds.
+func txDriver(tx dbsqlc.DBTX) driver { return driver{db: tx, q: dbsqlc.New(tx), tx: true} }
 
 // inTx runs fn with the queries bound to one transaction, committed when
 // fn returns nil.
@@ -34,6 +38,6 @@ func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) err
 		return fn(d)
 	}
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		return fn(driver{pool: d.pool, q: d.q.WithTx(tx), tx: true})
+		return fn(driver{pool: d.pool, db: tx, q: d.q.WithTx(tx), tx: true})
 	})
 }

@@ -89,7 +89,7 @@ func collect(rows pgx.Rows, err error) ([]ledger.Operation, error) {
 // commits, and vanishes if tx rolls back. A payload conflict is recorded in
 // tx too. The store's observer is not told: the caller owns the commit.
 func (s *Store) CreateTx(ctx context.Context, tx pgx.Tx, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	return ledger.New(driver{q: dbsqlc.New(tx), tx: true}, s.now).Create(ctx, n)
+	return ledger.New(txDriver(tx), s.now).Create(ctx, n)
 }
 
 // OperationInsertIfNew implements ledger.CreateDriver in one statement, the
@@ -108,12 +108,6 @@ func (d driver) PayloadConflictInsert(ctx context.Context, existing ledger.Opera
 	return d.q.PayloadConflictInsert(ctx, dbsqlc.PayloadConflictInsertParams{TenantID: existing.Tenant,
 		OperationID: existing.ID, OperationType: existing.Type, IntentRef: existing.IntentRef,
 		StoredHash: existing.PayloadHash, RejectedHash: rejected, At: at})
-}
-
-// get reads the operation through q (the pool or a transaction), by
-// Ledger's rule; for the code that has not moved onto Ledger yet.
-func get(ctx context.Context, q dbsqlc.DBTX, tenant, id string) (ledger.Operation, error) {
-	return ledger.New(driver{q: dbsqlc.New(q), tx: true}, nil).Get(ctx, tenant, id)
 }
 
 // operationOf is the row of an operation query as a ledger.Operation.

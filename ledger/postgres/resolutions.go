@@ -80,36 +80,14 @@ func duplicate(err error) error {
 	return err
 }
 
-// resolutionTx is ledger.ResolutionTx over one pgx transaction: the SQL of
-// proposals and decisions, and nothing else (the rules are in ledger).
-type resolutionTx struct {
-	tx pgx.Tx
-	c  *ledger.Commit // what it writes, told after the commit
-}
-
-var _ ledger.ResolutionTx = resolutionTx{}
-
-func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.Operation, error) {
-	return get(ctx, t.tx, tenant, id)
-}
-
-func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	return t.driver().ResolutionInsert(ctx, r)
-}
-
-func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
-	return t.driver().ResolutionLockOpen(ctx, tenant, id)
-}
-
-// ApplyIfUnchanged writes the transition, its event and its callback with
-// one conditional statement. An approved replay (→ UNKNOWN) is due for the
-// reconciler at once.
-func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
+// OperationApplyIfUnchanged implements ledger.ApplyDriver: the
+// transition, its event and its callback in one conditional statement.
+func (d driver) OperationApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
 	evidence, err := json.Marshal(o.Evidence)
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	ops, err := collect(t.tx.Query(ctx, `
+	ops, err := collect(d.db.Query(ctx, `
 WITH u AS (
 	UPDATE operation_ledger SET state = $4, remote_ref = coalesce(nullif($5, ''), remote_ref),
 		lease_expires_at = NULL, next_reconcile_at = CASE WHEN $4 = 'UNKNOWN' THEN $7::timestamptz END,
@@ -123,103 +101,5 @@ SELECT `+cols+` FROM u`, o.Tenant, o.OperationID, o.Fence, string(o.To), o.Remot
 	if err != nil || len(ops) == 0 {
 		return ledger.Operation{}, false, err
 	}
-	t.c.Add(ops[0], o.From)
 	return ops[0], true, nil
-}
-
-func (t resolutionTx) Decide(ctx context.Context, r ledger.Resolution) error {
-	return t.driver().ResolutionDecide(ctx, r)
-}
-
-// driver is the Driver over the transaction.
-func (t resolutionTx) driver() driver { return driver{q: dbsqlc.New(t.tx), tx: true} }
-
-func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
-	return recordAction(ctx, t.tx, a)
-}
-
-// InsertIfNew, ByIntent and RecordConflict create a supersede's successor
-// with the same SQL as every creation.
-func (t resolutionTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	return ledger.CreateOver(t.driver(), t.c).InsertIfNew(ctx, op)
-}
-
-func (t resolutionTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return ledger.CreateOver(t.driver(), t.c).ByIntent(ctx, tenant, opType, intentRef)
-}
-
-func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	return ledger.CreateOver(t.driver(), t.c).RecordConflict(ctx, existing, rejected, at)
-}
-
-// inResolutionTx runs fn in one transaction and, once it has committed,
-// tells the observer the transitions fn wrote.
-func (s *Store) inResolutionTx(ctx context.Context, fn func(resolutionTx) error) error {
-	var c ledger.Commit
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		c = ledger.Commit{}
-		return fn(resolutionTx{tx, &c})
-	})
-	if err == nil {
-		c.Tell(ctx, s.observer)
-	}
-	return err
-}
-
-// Propose implements ledger.ResolutionStore with ledger.ProposeIn.
-func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	var got ledger.Resolution
-	err := s.inResolutionTx(ctx, func(tx resolutionTx) error {
-		var err error
-		got, err = ledger.ProposeIn(ctx, tx, r, s.clock())
-		return err
-	})
-	if err != nil {
-		return r, fmt.Errorf("propose: %w", err)
-	}
-	return got, nil
-}
-
-// Approve implements ledger.ResolutionStore with ledger.ApproveIn: the
-// proposal is locked, the transition, its event and its callback are
-// written by one statement, and the decision and the action are recorded,
-// all in one transaction.
-func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Operation, error) {
-	var a ledger.Approval
-	err := s.inResolutionTx(ctx, func(tx resolutionTx) error {
-		var err error
-		a, err = ledger.ApproveIn(ctx, tx, tenant, id, nil, s.clock())
-		return err
-	})
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
-	}
-	return a.Operation, a.Err()
-}
-
-// ApproveSupersede implements ledger.ResolutionStore with ledger.ApproveIn:
-// the transition, the successor's creation, the decision and the actions
-// commit together or not at all.
-func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, rebind ledger.Rebinder) (superseded, successor ledger.Operation, err error) {
-	var a ledger.Approval
-	err = s.inResolutionTx(ctx, func(tx resolutionTx) error {
-		var err error
-		a, err = ledger.ApproveIn(ctx, tx, tenant, id, rebind, s.clock())
-		return err
-	})
-	if err != nil {
-		return ledger.Operation{}, ledger.Operation{}, fmt.Errorf("approve supersede: %w", err)
-	}
-	return a.Operation, a.Successor, a.Err()
-}
-
-// Reject implements ledger.ResolutionStore with ledger.RejectIn.
-func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string) error {
-	err := s.inResolutionTx(ctx, func(tx resolutionTx) error {
-		return ledger.RejectIn(ctx, tx, tenant, id, why, s.clock())
-	})
-	if err != nil {
-		return fmt.Errorf("reject: %w", err)
-	}
-	return nil
 }

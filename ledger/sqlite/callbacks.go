@@ -18,7 +18,7 @@ var _ ledger.CallbackStore = (*Store)(nil)
 // tenant has a callback. Sharing the transaction is the point: the
 // transition and its notification commit, or roll back, together. ON
 // CONFLICT keeps it to one notification per state reached.
-func enqueueCallbacks(ctx context.Context, tx *sql.Tx, evs []event) error {
+func enqueueCallbacks(ctx context.Context, tx dbsqlc.DBTX, evs []event) error {
 	for _, e := range evs {
 		if e.op.State == ledger.Escalated {
 			// The owning team's notice (ledger.EscalationStore), whether or not

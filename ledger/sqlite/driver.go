@@ -13,13 +13,16 @@ import (
 // readers.
 type driver struct {
 	writer *sql.DB
+	x      dbsqlc.DBTX // the writer or its transaction, for the statements not yet in sqlc
 	w, r   *dbsqlc.Queries
 	tx     bool // w and r run in the writer's transaction of WithTx
 }
 
 var _ ledger.Driver = driver{}
 
-func newDriver(w, r *sql.DB) driver { return driver{writer: w, w: dbsqlc.New(w), r: dbsqlc.New(r)} }
+func newDriver(w, r *sql.DB) driver {
+	return driver{writer: w, x: w, w: dbsqlc.New(w), r: dbsqlc.New(r)}
+}
 
 // inTx runs fn with the writer's queries bound to one transaction,
 // committed when fn returns nil.
@@ -39,7 +42,7 @@ func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) err
 	}
 	defer tx.Rollback()
 	q := d.w.WithTx(tx)
-	if err := fn(driver{writer: d.writer, w: q, r: q, tx: true}); err != nil {
+	if err := fn(driver{writer: d.writer, x: tx, w: q, r: q, tx: true}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -69,14 +69,14 @@ type event struct {
 // appendEvents writes events with multi-row INSERTs of up to 500 rows,
 // which keeps each statement under SQLite's limit on bound parameters, and
 // adds them to c, the transaction's observed commit (nil: not observed).
-func appendEvents(ctx context.Context, tx *sql.Tx, c *ledger.Commit, evs []event) error {
+func appendEvents(ctx context.Context, tx dbsqlc.DBTX, c *ledger.Commit, evs []event) error {
 	for _, e := range evs {
 		c.Add(e.op, e.from)
 	}
 	return insertEvents(ctx, tx, evs)
 }
 
-func insertEvents(ctx context.Context, tx *sql.Tx, evs []event) error {
+func insertEvents(ctx context.Context, tx dbsqlc.DBTX, evs []event) error {
 	for len(evs) > 500 {
 		if err := insertEvents(ctx, tx, evs[:500]); err != nil {
 			return err
@@ -146,13 +146,6 @@ func (d driver) PayloadConflictInsert(ctx context.Context, existing ledger.Opera
 	return d.w.PayloadConflictInsert(ctx, dbsqlc.PayloadConflictInsertParams{TenantID: existing.Tenant,
 		OperationID: existing.ID, OperationType: existing.Type, IntentRef: existing.IntentRef,
 		StoredHash: existing.PayloadHash, RejectedHash: rejected, At: micros(at)})
-}
-
-// get reads the operation through q (a reader or the writer's
-// transaction), by Ledger's rule; for the code that has not moved onto
-// Ledger yet.
-func get(ctx context.Context, q dbsqlc.DBTX, tenant, id string) (ledger.Operation, error) {
-	return ledger.New(driver{w: dbsqlc.New(q), r: dbsqlc.New(q), tx: true}, nil).Get(ctx, tenant, id)
 }
 
 // operationOf is the row of an operation query as a ledger.Operation.

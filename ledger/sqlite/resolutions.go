@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -87,37 +86,15 @@ func duplicate(err error) error {
 	return err
 }
 
-// resolutionTx is ledger.ResolutionTx over one IMMEDIATE transaction: the
-// SQL of proposals and decisions, and nothing else (the rules are in
-// ledger). The writer's transaction already excludes other deciders.
-type resolutionTx struct {
-	tx *sql.Tx
-	c  *ledger.Commit // what it writes, told after the commit
-}
-
-var _ ledger.ResolutionTx = resolutionTx{}
-
-func (t resolutionTx) Operation(ctx context.Context, tenant, id string) (ledger.Operation, error) {
-	return get(ctx, t.tx, tenant, id)
-}
-
-func (t resolutionTx) InsertProposal(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	return t.driver().ResolutionInsert(ctx, r)
-}
-
-func (t resolutionTx) LockOpenProposal(ctx context.Context, tenant string, id int64) (ledger.Resolution, bool, error) {
-	return t.driver().ResolutionLockOpen(ctx, tenant, id)
-}
-
-// ApplyIfUnchanged writes the transition with one conditional statement,
-// then its event and its callback. An approved replay (→ UNKNOWN) is due
-// for the reconciler at once.
-func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
+// OperationApplyIfUnchanged implements ledger.ApplyDriver: the
+// transition, its event and its callback, in the writer's transaction of
+// WithTx.
+func (d driver) OperationApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
 	evidence, err := json.Marshal(o.Evidence)
 	if err != nil {
 		return ledger.Operation{}, false, err
 	}
-	ops, err := collect(t.tx.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
+	ops, err := collect(d.x.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
 		remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
 		next_reconcile_at = CASE WHEN ? = 'UNKNOWN' THEN ? END, reason = ?, updated_at = ?
 		WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
@@ -127,95 +104,11 @@ func (t resolutionTx) ApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at
 		return ledger.Operation{}, false, err
 	}
 	evs := []event{{op: ops[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence}}
-	if err := appendEvents(ctx, t.tx, t.c, evs); err != nil {
+	if err := appendEvents(ctx, d.x, nil, evs); err != nil {
 		return ledger.Operation{}, false, err
 	}
-	if err := enqueueCallbacks(ctx, t.tx, evs); err != nil {
+	if err := enqueueCallbacks(ctx, d.x, evs); err != nil {
 		return ledger.Operation{}, false, err
 	}
 	return ops[0], true, nil
-}
-
-func (t resolutionTx) Decide(ctx context.Context, r ledger.Resolution) error {
-	return t.driver().ResolutionDecide(ctx, r)
-}
-
-// driver is the Driver over the writer's transaction.
-func (t resolutionTx) driver() driver {
-	q := dbsqlc.New(t.tx)
-	return driver{w: q, r: q, tx: true}
-}
-
-func (t resolutionTx) RecordAction(ctx context.Context, a ledger.Action) error {
-	return recordAction(ctx, t.tx, a)
-}
-
-// InsertIfNew, ByIntent and RecordConflict create a supersede's successor
-// with the same SQL as every creation.
-func (t resolutionTx) InsertIfNew(ctx context.Context, op ledger.Operation) (ledger.Operation, bool, error) {
-	return ledger.CreateOver(t.driver(), t.c).InsertIfNew(ctx, op)
-}
-
-func (t resolutionTx) ByIntent(ctx context.Context, tenant, opType, intentRef string) (ledger.Operation, error) {
-	return ledger.CreateOver(t.driver(), t.c).ByIntent(ctx, tenant, opType, intentRef)
-}
-
-func (t resolutionTx) RecordConflict(ctx context.Context, existing ledger.Operation, rejected []byte, at time.Time) error {
-	return ledger.CreateOver(t.driver(), t.c).RecordConflict(ctx, existing, rejected, at)
-}
-
-// Propose implements ledger.ResolutionStore with ledger.ProposeIn.
-func (s *Store) Propose(ctx context.Context, r ledger.Resolution) (ledger.Resolution, error) {
-	var got ledger.Resolution
-	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
-		var err error
-		got, err = ledger.ProposeIn(ctx, resolutionTx{tx, c}, r, s.clock())
-		return err
-	})
-	if err != nil {
-		return r, fmt.Errorf("propose: %w", err)
-	}
-	return got, nil
-}
-
-// Approve implements ledger.ResolutionStore with ledger.ApproveIn, in one
-// IMMEDIATE transaction.
-func (s *Store) Approve(ctx context.Context, tenant string, id int64) (ledger.Operation, error) {
-	var a ledger.Approval
-	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
-		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx, c}, tenant, id, nil, s.clock())
-		return err
-	})
-	if err != nil {
-		return ledger.Operation{}, fmt.Errorf("approve: %w", err)
-	}
-	return a.Operation, a.Err()
-}
-
-// ApproveSupersede implements ledger.ResolutionStore with ledger.ApproveIn:
-// the transition, the successor's creation, the decision and the actions
-// commit together or not at all.
-func (s *Store) ApproveSupersede(ctx context.Context, tenant string, id int64, rebind ledger.Rebinder) (superseded, successor ledger.Operation, err error) {
-	var a ledger.Approval
-	err = s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
-		var err error
-		a, err = ledger.ApproveIn(ctx, resolutionTx{tx, c}, tenant, id, rebind, s.clock())
-		return err
-	})
-	if err != nil {
-		return ledger.Operation{}, ledger.Operation{}, fmt.Errorf("approve supersede: %w", err)
-	}
-	return a.Operation, a.Successor, a.Err()
-}
-
-// Reject implements ledger.ResolutionStore with ledger.RejectIn.
-func (s *Store) Reject(ctx context.Context, tenant string, id int64, why string) error {
-	err := s.inObservedTx(ctx, func(tx *sql.Tx, c *ledger.Commit) error {
-		return ledger.RejectIn(ctx, resolutionTx{tx, c}, tenant, id, why, s.clock())
-	})
-	if err != nil {
-		return fmt.Errorf("reject: %w", err)
-	}
-	return nil
 }
