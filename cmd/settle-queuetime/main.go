@@ -25,10 +25,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"time"
 
+	"settle/internal/timing"
 	"settle/ledger"
 	"settle/ledger/postgres"
 	"settle/ledger/sqlite"
@@ -199,25 +199,22 @@ func run(ctx context.Context, dbURL, lite string, n, runs int) error {
 // measure times f runs times and prints its median and p95, and the
 // median's ratio to anchor (none when anchor is 0); it returns the median.
 func measure(name string, runs int, anchor time.Duration, f func() (items int, err error)) (time.Duration, error) {
-	var times []time.Duration
 	items := 0
-	for range runs {
-		t0 := time.Now()
+	times, err := timing.Repeat(runs, func() error {
 		n, err := f()
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", name, err)
-		}
-		times = append(times, time.Since(t0))
 		items = n
+		return err
+	}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
 	}
-	slices.Sort(times)
-	median := times[len(times)/2]
+	median := times.Median()
 	ratio := ""
 	if anchor > 0 {
-		ratio = fmt.Sprintf("  %6.1f× anchor", float64(median)/float64(anchor))
+		ratio = fmt.Sprintf("  %6.1f× anchor", timing.Ratio(median, anchor))
 	}
 	fmt.Printf("  %-48s %4d items  median %8s  p95 %8s%s\n", name, items,
-		median.Round(10*time.Microsecond), times[len(times)*95/100].Round(10*time.Microsecond), ratio)
+		median.Round(10*time.Microsecond), times.P95().Round(10*time.Microsecond), ratio)
 	return median, nil
 }
 
