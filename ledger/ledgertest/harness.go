@@ -32,6 +32,11 @@ type Harness struct {
 	// the test that a transition never commits without its notification.
 	// Nil skips it.
 	RefuseCallbacks func(t testing.TB, s ledger.Store)
+	// Exec runs one statement of the dialect's SQL, without arguments,
+	// straight on s's database (its own connection, outside the ledger),
+	// for the cases that tamper with rows or check what the schema
+	// refuses. Nil skips those cases.
+	Exec func(t testing.TB, s ledger.Store, stmt string) error
 }
 
 // Clock is a settable clock shared by a test and its stores, and the

@@ -34,6 +34,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Leader", func(t *testing.T) { t.Parallel(); RunLeader(t, h) })
 	t.Run("Resolutions", func(t *testing.T) { testResolutions(t, h) })
 	t.Run("ResolutionKinds", func(t *testing.T) { testResolutionKinds(t, h) })
+	t.Run("Tamper", func(t *testing.T) { testTamper(t, h) })
 	t.Run("Supersede", func(t *testing.T) { testSupersede(t, h) })
 	t.Run("Figures", func(t *testing.T) { testFigures(t, h) })
 	t.Run("Gauges", func(t *testing.T) { testGauges(t, h) })

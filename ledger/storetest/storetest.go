@@ -76,6 +76,13 @@ CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
 				t.Fatal(err)
 			}
 		},
+		Exec: func(t testing.TB, s ledger.Store, stmt string) error {
+			mu.Lock()
+			cfg := configs[s]
+			mu.Unlock()
+			_, err := pgtest.Pool(t, cfg).Exec(context.Background(), stmt)
+			return err
+		},
 	}
 }
 
@@ -138,6 +145,18 @@ func SQLite() ledgertest.Harness {
 				BEGIN SELECT RAISE(ABORT, 'outbox refused by the test'); END`); err != nil {
 				t.Fatal(err)
 			}
+		},
+		Exec: func(t testing.TB, s ledger.Store, stmt string) error {
+			mu.Lock()
+			path := paths[s]
+			mu.Unlock()
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			_, err = db.Exec(stmt)
+			return err
 		},
 	}
 }
