@@ -271,19 +271,35 @@ const sweepChunk = 1000
 // Picking is fair across tenants: due operations are ranked within their
 // tenant and taken rank by rank, so a tenant with ten thousand due operations
 // gets no more of a batch than one with ten until the smaller runs out.
+//
+// Its cost does not grow with the backlog: it walks the tenants that have
+// UNKNOWN operations (one probe of operation_ledger_unknown_tenant each,
+// migration 00042), reads at most n of each one's oldest due ids from that
+// index, and locks only the n it takes, skipping rows another replica has
+// locked (SKIP LOCKED) instead of queuing behind them.
 func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
 	if lease <= 0 || n <= 0 {
 		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
 	}
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
-WITH due AS (
-	SELECT tenant_id, operation_id, next_reconcile_at,
-		row_number() OVER (PARTITION BY tenant_id ORDER BY next_reconcile_at) AS rank
-	FROM operation_ledger
-	WHERE state = 'UNKNOWN' AND next_reconcile_at <= $1
+WITH RECURSIVE tenants(id) AS (
+	SELECT min(tenant_id) FROM operation_ledger WHERE state = 'UNKNOWN'
+	UNION ALL
+	SELECT (SELECT min(tenant_id) FROM operation_ledger WHERE state = 'UNKNOWN' AND tenant_id > t.id)
+	FROM tenants t WHERE t.id IS NOT NULL
+), due AS (
+	SELECT d.tenant_id, d.operation_id, d.next_reconcile_at,
+		row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.next_reconcile_at, d.operation_id) AS rank
+	FROM tenants t CROSS JOIN LATERAL (
+		SELECT tenant_id, operation_id, next_reconcile_at FROM operation_ledger
+		WHERE tenant_id = t.id AND state = 'UNKNOWN' AND next_reconcile_at <= $1
+		ORDER BY next_reconcile_at, operation_id LIMIT $2) d
+	WHERE t.id IS NOT NULL
 ), picked AS (
-	SELECT tenant_id, operation_id FROM due ORDER BY rank, next_reconcile_at LIMIT $2
+	SELECT o.tenant_id, o.operation_id FROM operation_ledger o
+	WHERE (o.tenant_id, o.operation_id) IN (SELECT tenant_id, operation_id FROM due ORDER BY rank, next_reconcile_at LIMIT $2)
+	FOR UPDATE SKIP LOCKED
 )
 UPDATE operation_ledger o SET fence_token = o.fence_token + 1, lease_expires_at = $3,
 	next_reconcile_at = $3, updated_at = $1
