@@ -120,6 +120,71 @@ func testConcurrency(t *testing.T, h Harness) {
 		}
 	})
 
+	// Reconcilers on several replicas lease the due UNKNOWN operations at
+	// once: each is leased by one of them, once, and none is left behind.
+	t.Run("LeaseEachOnce", func(t *testing.T) {
+		f := setup(t, h)
+		const total = 300
+		for i := 0; i < total; i++ {
+			f.create([]string{"acme", "globex", "initech"}[i%3])
+		}
+		for {
+			got, err := f.store.ClaimBatch(f.ctx, 500, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 {
+				break
+			}
+		}
+		f.clk.Advance(2 * time.Minute)
+		if n, err := f.store.SweepExpired(f.ctx); err != nil || n != total {
+			t.Fatalf("swept %d, %v", n, err)
+		}
+		stores := f.stores(h)
+		var (
+			mu     sync.Mutex
+			leased = map[string]int{}
+			wg     sync.WaitGroup
+			errs   []error
+		)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func(s ledger.Store) {
+				defer wg.Done()
+				for {
+					ops, err := s.LeaseUnknown(f.ctx, 17, time.Minute)
+					mu.Lock()
+					if err != nil {
+						errs = append(errs, err)
+					}
+					for _, op := range ops {
+						leased[op.ID]++
+						if op.Fence != 2 || op.State != ledger.Unknown {
+							errs = append(errs, ledger.Errorf(ledger.EInternal, "leased %s at fence %d", op.State, op.Fence))
+						}
+					}
+					mu.Unlock()
+					if err != nil || len(ops) == 0 {
+						return
+					}
+				}
+			}(stores[g%len(stores)])
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatal(errs[0])
+		}
+		for id, n := range leased {
+			if n != 1 {
+				t.Fatalf("operation %s leased %d times", id, n)
+			}
+		}
+		if left, _ := f.store.LeaseUnknown(f.ctx, total, time.Minute); len(leased) != total || len(left) != 0 {
+			t.Fatalf("leased %d distinct operations, %d left due; want %d and 0", len(leased), len(left), total)
+		}
+	})
+
 	t.Run("ConcurrentCreate", func(t *testing.T) {
 		f := setup(t, h)
 		stores := f.stores(h)
