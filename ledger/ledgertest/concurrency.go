@@ -20,6 +20,50 @@ func (f *fixture) stores(h Harness) []ledger.Store {
 	return out
 }
 
+// drain runs step in workers goroutines over the fixture's stores and
+// their siblings until each gets nothing, and returns how many times each
+// operation came back; it fails the test on an error or on an operation
+// that fails ok.
+func (f *fixture) drain(h Harness, workers int, step func(ledger.Store) ([]ledger.Operation, error),
+	ok func(ledger.Operation) bool) map[string]int {
+	f.t.Helper()
+	stores := f.stores(h)
+	var (
+		mu   sync.Mutex
+		got  = map[string]int{}
+		wg   sync.WaitGroup
+		errs []error
+	)
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func(s ledger.Store) {
+			defer wg.Done()
+			for {
+				ops, err := step(s)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				for _, op := range ops {
+					got[op.ID]++
+					if !ok(op) {
+						errs = append(errs, ledger.Errorf(ledger.EInternal, "got %s at fence %d", op.State, op.Fence))
+					}
+				}
+				mu.Unlock()
+				if err != nil || len(ops) == 0 {
+					return
+				}
+			}
+		}(stores[g%len(stores)])
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		f.t.Fatal(errs[0])
+	}
+	return got
+}
+
 func testConcurrency(t *testing.T, h Harness) {
 	// Fault-injection test 3: two (here 64) workers race to claim the same
 	// operation; exactly one may send.
@@ -73,40 +117,9 @@ func testConcurrency(t *testing.T, h Harness) {
 		for i := 0; i < total; i++ {
 			want[f.create([]string{"acme", "globex", "initech"}[i%3]).ID] = true
 		}
-		stores := f.stores(h)
-		var (
-			mu      sync.Mutex
-			claimed = map[string]int{}
-			wg      sync.WaitGroup
-			errs    []error
-		)
-		for g := 0; g < 8; g++ {
-			wg.Add(1)
-			go func(s ledger.Store) {
-				defer wg.Done()
-				for {
-					ops, err := s.ClaimBatch(f.ctx, 37, time.Minute)
-					mu.Lock()
-					if err != nil {
-						errs = append(errs, err)
-					}
-					for _, op := range ops {
-						claimed[op.ID]++
-						if op.Fence != 1 || op.State != ledger.InFlight {
-							errs = append(errs, ledger.Errorf(ledger.EInternal, "claimed %s at fence %d", op.State, op.Fence))
-						}
-					}
-					mu.Unlock()
-					if err != nil || len(ops) == 0 {
-						return
-					}
-				}
-			}(stores[g%len(stores)])
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			t.Fatal(errs[0])
-		}
+		claimed := f.drain(h, 8, func(s ledger.Store) ([]ledger.Operation, error) {
+			return s.ClaimBatch(f.ctx, 37, time.Minute)
+		}, func(op ledger.Operation) bool { return op.Fence == 1 && op.State == ledger.InFlight })
 		if len(claimed) != total {
 			t.Fatalf("claimed %d distinct operations, want %d", len(claimed), total)
 		}
@@ -141,40 +154,9 @@ func testConcurrency(t *testing.T, h Harness) {
 		if n, err := f.store.SweepExpired(f.ctx); err != nil || n != total {
 			t.Fatalf("swept %d, %v", n, err)
 		}
-		stores := f.stores(h)
-		var (
-			mu     sync.Mutex
-			leased = map[string]int{}
-			wg     sync.WaitGroup
-			errs   []error
-		)
-		for g := 0; g < 8; g++ {
-			wg.Add(1)
-			go func(s ledger.Store) {
-				defer wg.Done()
-				for {
-					ops, err := s.LeaseUnknown(f.ctx, 17, time.Minute)
-					mu.Lock()
-					if err != nil {
-						errs = append(errs, err)
-					}
-					for _, op := range ops {
-						leased[op.ID]++
-						if op.Fence != 2 || op.State != ledger.Unknown {
-							errs = append(errs, ledger.Errorf(ledger.EInternal, "leased %s at fence %d", op.State, op.Fence))
-						}
-					}
-					mu.Unlock()
-					if err != nil || len(ops) == 0 {
-						return
-					}
-				}
-			}(stores[g%len(stores)])
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			t.Fatal(errs[0])
-		}
+		leased := f.drain(h, 8, func(s ledger.Store) ([]ledger.Operation, error) {
+			return s.LeaseUnknown(f.ctx, 17, time.Minute)
+		}, func(op ledger.Operation) bool { return op.Fence == 2 && op.State == ledger.Unknown })
 		for id, n := range leased {
 			if n != 1 {
 				t.Fatalf("operation %s leased %d times", id, n)

@@ -31,6 +31,14 @@ func Postgres() ledgertest.Harness {
 		mu      sync.Mutex
 		configs = map[ledger.Store]*pgxpool.Config{}
 	)
+	// exec runs stmt on s's database over a pool of its own.
+	exec := func(t testing.TB, s ledger.Store, stmt string) error {
+		mu.Lock()
+		cfg := configs[s]
+		mu.Unlock()
+		_, err := pgtest.Pool(t, cfg).Exec(context.Background(), stmt)
+		return err
+	}
 	return ledgertest.Harness{
 		New: func(t testing.TB, now func() time.Time) ledger.Store {
 			cfg := pgtest.Schema(t)
@@ -47,11 +55,8 @@ func Postgres() ledgertest.Harness {
 			return postgres.New(pgtest.Pool(t, cfg), now)
 		},
 		RefuseRemoteRef: func(t testing.TB, s ledger.Store, ref string) {
-			mu.Lock()
-			cfg := configs[s]
-			mu.Unlock()
 			// ref is the test's own constant; quote_literal keeps it inert.
-			_, err := pgtest.Pool(t, cfg).Exec(context.Background(), fmt.Sprintf(`
+			err := exec(t, s, fmt.Sprintf(`
 CREATE FUNCTION settle_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF NEW.remote_ref = %s THEN RAISE EXCEPTION 'refused by the test'; END IF;
@@ -64,10 +69,7 @@ CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
 			}
 		},
 		RefuseCallbacks: func(t testing.TB, s ledger.Store) {
-			mu.Lock()
-			cfg := configs[s]
-			mu.Unlock()
-			_, err := pgtest.Pool(t, cfg).Exec(context.Background(), `
+			err := exec(t, s, `
 CREATE FUNCTION settle_test_refuse_callback() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN RAISE EXCEPTION 'outbox refused by the test'; END $f$;
 CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
@@ -76,13 +78,7 @@ CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
 				t.Fatal(err)
 			}
 		},
-		Exec: func(t testing.TB, s ledger.Store, stmt string) error {
-			mu.Lock()
-			cfg := configs[s]
-			mu.Unlock()
-			_, err := pgtest.Pool(t, cfg).Exec(context.Background(), stmt)
-			return err
-		},
+		Exec: exec,
 	}
 }
 
@@ -108,6 +104,19 @@ func SQLite() ledgertest.Harness {
 		mu.Unlock()
 		return s
 	}
+	// exec runs stmt on s's file over a connection of its own.
+	exec := func(t testing.TB, s ledger.Store, stmt string) error {
+		mu.Lock()
+		path := paths[s]
+		mu.Unlock()
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		_, err = db.Exec(stmt)
+		return err
+	}
 	return ledgertest.Harness{
 		New: func(t testing.TB, now func() time.Time) ledger.Store {
 			return open(t, SQLiteFile(t), now)
@@ -119,45 +128,18 @@ func SQLite() ledgertest.Harness {
 			return open(t, path, now)
 		},
 		RefuseRemoteRef: func(t testing.TB, s ledger.Store, ref string) {
-			mu.Lock()
-			path := paths[s]
-			mu.Unlock()
-			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Exec(`CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
-				WHEN NEW.remote_ref = ` + pgQuote(ref) + ` BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+			if err := exec(t, s, `CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
+				WHEN NEW.remote_ref = `+pgQuote(ref)+` BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
 				t.Fatal(err)
 			}
 		},
 		RefuseCallbacks: func(t testing.TB, s ledger.Store) {
-			mu.Lock()
-			path := paths[s]
-			mu.Unlock()
-			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Exec(`CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
+			if err := exec(t, s, `CREATE TRIGGER settle_test_refuse_callback BEFORE INSERT ON callback_outbox
 				BEGIN SELECT RAISE(ABORT, 'outbox refused by the test'); END`); err != nil {
 				t.Fatal(err)
 			}
 		},
-		Exec: func(t testing.TB, s ledger.Store, stmt string) error {
-			mu.Lock()
-			path := paths[s]
-			mu.Unlock()
-			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			_, err = db.Exec(stmt)
-			return err
-		},
+		Exec: exec,
 	}
 }
 
