@@ -11,11 +11,12 @@ import (
 // rule that is off: it matches nothing.
 //
 // Transactions: RetentionCount, RetentionRedact and ErasureList are one
-// statement each. Everything else runs in RetentionTx, one transaction
-// that commits when fn returns nil and changes nothing otherwise; Ledger
-// decides what goes into which, so that a batch deletes all of its
-// operations' rows or none and an erasure's gate refuses before anything
-// is deleted. Each RetentionTx method is one step of SQL; where a step
+// statement each. Everything else (RetentionTx's methods) runs in
+// Driver.WithTx, one transaction that commits when fn returns nil and
+// changes nothing otherwise; Ledger decides what goes into which, so that
+// a batch deletes all of its operations' rows or none and an erasure's
+// gate refuses before anything is deleted. Each RetentionTx method is one
+// step of SQL; where a step
 // takes several statements (a table after another, children before their
 // parent) their order is the method's and is written in its comment.
 type RetentionDriver interface {
@@ -27,13 +28,14 @@ type RetentionDriver interface {
 	// first (skipping rows another transaction holds), and returns how
 	// many.
 	RetentionRedact(ctx context.Context, before time.Time, limit int) (int, error)
-	// RetentionTx runs fn in one transaction.
-	RetentionTx(ctx context.Context, fn func(RetentionTx) error) error
+	// The rest run inside Driver.WithTx, one step of SQL each.
+	RetentionTx
 	// ErasureList returns the tenant's erasure records, newest first.
 	ErasureList(ctx context.Context, tenant string) ([]ErasureRow, error)
 }
 
-// RetentionTx is the SQL a RetentionDriver runs inside RetentionTx.
+// RetentionTx is the SQL of retention and erasure that runs inside
+// Driver.WithTx.
 type RetentionTx interface {
 	// RetentionDeletable returns and locks up to limit final operations
 	// last changed before before that no audit finding still waits on a
@@ -54,9 +56,6 @@ type RetentionTx interface {
 	// PurgeDeliveries deletes up to limit webhook deliveries processed
 	// before before that no open quarantine item names, oldest first.
 	PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error)
-	// ErasureUnfinished counts the tenant's operations in one of states,
-	// up to limit.
-	ErasureUnfinished(ctx context.Context, tenant string, states []State, limit int) (int, error)
 	// ErasureAccessDelete deletes the tenant's API tokens, callback
 	// endpoint and parameters, counting each, and then its row of tenants.
 	ErasureAccessDelete(ctx context.Context, tenant string) (RetentionCounts, error)
@@ -121,7 +120,7 @@ func (l *Ledger) DeleteOperations(ctx context.Context, before time.Time, limit i
 		return RetentionCounts{}, Errorf(EInvalid, "limit must be positive")
 	}
 	var n RetentionCounts
-	err := l.d.RetentionTx(ctx, func(tx RetentionTx) error {
+	err := l.d.WithTx(ctx, func(tx Driver) error {
 		keys, err := tx.RetentionDeletable(ctx, before, limit)
 		if err != nil {
 			return err
@@ -137,7 +136,7 @@ func (l *Ledger) DeleteOperations(ctx context.Context, before time.Time, limit i
 
 // deleteOperations deletes the operations keys names, if any, with the
 // rows that name them.
-func deleteOperations(ctx context.Context, tx RetentionTx, keys []OperationKey) (RetentionCounts, error) {
+func deleteOperations(ctx context.Context, tx Driver, keys []OperationKey) (RetentionCounts, error) {
 	if len(keys) == 0 {
 		return RetentionCounts{}, nil
 	}
@@ -151,7 +150,7 @@ func (l *Ledger) PurgeReviewed(ctx context.Context, before time.Time, limit int)
 		return RetentionCounts{}, Errorf(EInvalid, "limit must be positive")
 	}
 	var n RetentionCounts
-	err := l.d.RetentionTx(ctx, func(tx RetentionTx) error {
+	err := l.d.WithTx(ctx, func(tx Driver) error {
 		n = RetentionCounts{}
 		var err error
 		if n.Quarantine, err = tx.PurgeQuarantine(ctx, before, limit); err != nil {
@@ -176,10 +175,10 @@ func (l *Ledger) EraseTenant(ctx context.Context, tenant string, force bool) (Er
 	}
 	e := Erasure{Tenant: tenant, Subject: actor.Subject, Name: actor.Name, Role: actor.Role, Forced: force}
 	var gate RetentionCounts
-	err = l.d.RetentionTx(ctx, func(tx RetentionTx) error {
+	err = l.d.WithTx(ctx, func(tx Driver) error {
 		gate = RetentionCounts{}
 		var err error
-		if e.Unfinished, err = tx.ErasureUnfinished(ctx, tenant, UnfinishedStates(), erasureCountLimit); err != nil {
+		if e.Unfinished, err = tx.OperationCountInStates(ctx, tenant, UnfinishedStates(), erasureCountLimit); err != nil {
 			return err
 		}
 		if err := checkErasure(tenant, e.Unfinished, force); err != nil {
@@ -194,7 +193,7 @@ func (l *Ledger) EraseTenant(ctx context.Context, tenant string, force bool) (Er
 	e.Counts.Add(gate)
 	for {
 		var batch RetentionCounts
-		err := l.d.RetentionTx(ctx, func(tx RetentionTx) error {
+		err := l.d.WithTx(ctx, func(tx Driver) error {
 			keys, err := tx.ErasureOperations(ctx, tenant, erasureBatch)
 			if err != nil {
 				return err
@@ -211,7 +210,7 @@ func (l *Ledger) EraseTenant(ctx context.Context, tenant string, force bool) (Er
 		}
 	}
 	var rest RetentionCounts
-	err = l.d.RetentionTx(ctx, func(tx RetentionTx) error {
+	err = l.d.WithTx(ctx, func(tx Driver) error {
 		var err error
 		if rest, err = tx.ErasureRestDelete(ctx, tenant); err != nil {
 			return err

@@ -39,11 +39,6 @@ func (d driver) RetentionRedact(ctx context.Context, before time.Time, limit int
 	return int(n), err
 }
 
-// RetentionTx implements ledger.RetentionDriver.
-func (d driver) RetentionTx(ctx context.Context, fn func(ledger.RetentionTx) error) error {
-	return d.inTx(ctx, func(q *dbsqlc.Queries) error { return fn(retentionTx{q}) })
-}
-
 // ErasureList implements ledger.RetentionDriver.
 func (d driver) ErasureList(ctx context.Context, tenant string) ([]ledger.ErasureRow, error) {
 	rows, err := d.q.ErasureList(ctx, tenant)
@@ -55,13 +50,8 @@ func (d driver) ErasureList(ctx context.Context, tenant string) ([]ledger.Erasur
 	return out, err
 }
 
-// retentionTx is ledger.RetentionTx on one transaction's queries.
-type retentionTx struct{ q *dbsqlc.Queries }
-
-var _ ledger.RetentionTx = retentionTx{}
-
-func (t retentionTx) RetentionDeletable(ctx context.Context, before time.Time, limit int) ([]ledger.OperationKey, error) {
-	rows, err := t.q.RetentionDeletable(ctx, dbsqlc.RetentionDeletableParams{Before: before, Max: int32(limit)})
+func (d driver) RetentionDeletable(ctx context.Context, before time.Time, limit int) ([]ledger.OperationKey, error) {
+	rows, err := d.q.RetentionDeletable(ctx, dbsqlc.RetentionDeletableParams{Before: before, Max: int32(limit)})
 	keys := make([]ledger.OperationKey, len(rows))
 	for i, r := range rows {
 		keys[i] = ledger.OperationKey{Tenant: r.TenantID, ID: r.OperationID}
@@ -69,8 +59,8 @@ func (t retentionTx) RetentionDeletable(ctx context.Context, before time.Time, l
 	return keys, err
 }
 
-func (t retentionTx) ErasureOperations(ctx context.Context, tenant string, limit int) ([]ledger.OperationKey, error) {
-	rows, err := t.q.ErasureOperations(ctx, dbsqlc.ErasureOperationsParams{Tenant: tenant, Max: int32(limit)})
+func (d driver) ErasureOperations(ctx context.Context, tenant string, limit int) ([]ledger.OperationKey, error) {
+	rows, err := d.q.ErasureOperations(ctx, dbsqlc.ErasureOperationsParams{Tenant: tenant, Max: int32(limit)})
 	keys := make([]ledger.OperationKey, len(rows))
 	for i, r := range rows {
 		keys[i] = ledger.OperationKey{Tenant: r.TenantID, ID: r.OperationID}
@@ -85,9 +75,9 @@ type batchRows interface {
 
 // OperationsDelete sends one statement per table and operation, a batch
 // per table, each finding its rows by its index (see retention.sql).
-func (t retentionTx) OperationsDelete(ctx context.Context, keys []ledger.OperationKey) (ledger.RetentionCounts, error) {
+func (d driver) OperationsDelete(ctx context.Context, keys []ledger.OperationKey) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
-	if err := t.q.RetentionUnlock(ctx); err != nil {
+	if err := d.q.RetentionUnlock(ctx); err != nil {
 		return n, err
 	}
 	type params = struct{ Tenant, OperationID string }
@@ -101,25 +91,25 @@ func (t retentionTx) OperationsDelete(ctx context.Context, keys []ledger.Operati
 		send  func() batchRows
 	}{
 		{"operation_events", &n.Events, func() batchRows {
-			return t.q.OperationEventsDelete(ctx, convert[dbsqlc.OperationEventsDeleteParams](p))
+			return d.q.OperationEventsDelete(ctx, convert[dbsqlc.OperationEventsDeleteParams](p))
 		}},
 		{"callback_outbox", &n.Notifications, func() batchRows {
-			return t.q.OperationCallbacksDelete(ctx, convert[dbsqlc.OperationCallbacksDeleteParams](p))
+			return d.q.OperationCallbacksDelete(ctx, convert[dbsqlc.OperationCallbacksDeleteParams](p))
 		}},
 		{"escalation_outbox", &n.EscalationNotices, func() batchRows {
-			return t.q.OperationEscalationsDelete(ctx, convert[dbsqlc.OperationEscalationsDeleteParams](p))
+			return d.q.OperationEscalationsDelete(ctx, convert[dbsqlc.OperationEscalationsDeleteParams](p))
 		}},
 		{"audit_findings", &n.Findings, func() batchRows {
-			return t.q.OperationFindingsDelete(ctx, convert[dbsqlc.OperationFindingsDeleteParams](p))
+			return d.q.OperationFindingsDelete(ctx, convert[dbsqlc.OperationFindingsDeleteParams](p))
 		}},
 		{"resolutions", &n.Resolutions, func() batchRows {
-			return t.q.OperationResolutionsDelete(ctx, convert[dbsqlc.OperationResolutionsDeleteParams](p))
+			return d.q.OperationResolutionsDelete(ctx, convert[dbsqlc.OperationResolutionsDeleteParams](p))
 		}},
 		{"payload_conflicts", &n.Conflicts, func() batchRows {
-			return t.q.OperationConflictsDelete(ctx, convert[dbsqlc.OperationConflictsDeleteParams](p))
+			return d.q.OperationConflictsDelete(ctx, convert[dbsqlc.OperationConflictsDeleteParams](p))
 		}},
 		{"operation_ledger", &n.Operations, func() batchRows {
-			return t.q.OperationDelete(ctx, convert[dbsqlc.OperationDeleteParams](p))
+			return d.q.OperationDelete(ctx, convert[dbsqlc.OperationDeleteParams](p))
 		}},
 	} {
 		var first error
@@ -146,22 +136,13 @@ func convert[T ~struct{ Tenant, OperationID string }](p []struct{ Tenant, Operat
 	return out
 }
 
-func (t retentionTx) PurgeQuarantine(ctx context.Context, before time.Time, limit int) (int, error) {
-	n, err := t.q.PurgeQuarantine(ctx, dbsqlc.PurgeQuarantineParams{Before: before, Max: int32(limit)})
+func (d driver) PurgeQuarantine(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := d.q.PurgeQuarantine(ctx, dbsqlc.PurgeQuarantineParams{Before: before, Max: int32(limit)})
 	return int(n), err
 }
 
-func (t retentionTx) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
-	n, err := t.q.PurgeDeliveries(ctx, dbsqlc.PurgeDeliveriesParams{Before: before, Max: int32(limit)})
-	return int(n), err
-}
-
-func (t retentionTx) ErasureUnfinished(ctx context.Context, tenant string, states []ledger.State, limit int) (int, error) {
-	s := make([]string, len(states))
-	for i, st := range states {
-		s[i] = string(st)
-	}
-	n, err := t.q.ErasureUnfinished(ctx, dbsqlc.ErasureUnfinishedParams{Tenant: tenant, States: s, Max: int32(limit)})
+func (d driver) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := d.q.PurgeDeliveries(ctx, dbsqlc.PurgeDeliveriesParams{Before: before, Max: int32(limit)})
 	return int(n), err
 }
 
@@ -184,48 +165,48 @@ func runTenantDeletes(ctx context.Context, tenant string, ds []tenantDelete) err
 	return nil
 }
 
-func (t retentionTx) ErasureAccessDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
+func (d driver) ErasureAccessDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
 	if err := runTenantDeletes(ctx, tenant, []tenantDelete{
-		{"api_tokens", &n.Tokens, t.q.ErasureTokensDelete},
-		{"tenant_callbacks", &n.Callbacks, t.q.ErasureCallbackDelete},
-		{"tenant_params", &n.Params, t.q.ErasureParamsDelete},
+		{"api_tokens", &n.Tokens, d.q.ErasureTokensDelete},
+		{"tenant_callbacks", &n.Callbacks, d.q.ErasureCallbackDelete},
+		{"tenant_params", &n.Params, d.q.ErasureParamsDelete},
 	}); err != nil {
 		return n, err
 	}
 	// An erased tenant is no longer known: a token for it needs it
 	// created again, on purpose.
-	if err := t.q.ErasureTenantDelete(ctx, tenant); err != nil {
+	if err := d.q.ErasureTenantDelete(ctx, tenant); err != nil {
 		return n, fmt.Errorf("tenants: %w", err)
 	}
 	return n, nil
 }
 
-func (t retentionTx) ErasureRestDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
+func (d driver) ErasureRestDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
-	if err := t.q.RetentionUnlock(ctx); err != nil {
+	if err := d.q.RetentionUnlock(ctx); err != nil {
 		return n, err
 	}
 	if err := runTenantDeletes(ctx, tenant, []tenantDelete{
-		{"webhook_inbox", &n.Deliveries, t.q.ErasureDeliveriesDelete},
-		{"quarantine", &n.Quarantine, t.q.ErasureQuarantineDelete},
+		{"webhook_inbox", &n.Deliveries, d.q.ErasureDeliveriesDelete},
+		{"quarantine", &n.Quarantine, d.q.ErasureQuarantineDelete},
 		// Rows of operations a forced erasure met half-written, and
 		// conflicts whose operation went earlier.
-		{"callback_outbox", &n.Notifications, t.q.ErasureCallbacksDelete},
-		{"escalation_outbox", &n.EscalationNotices, t.q.ErasureEscalationsDelete},
-		{"audit_findings", &n.Findings, t.q.ErasureFindingsDelete},
-		{"resolutions", &n.Resolutions, t.q.ErasureResolutionsDelete},
-		{"payload_conflicts", &n.Conflicts, t.q.ErasureConflictsDelete},
-		{"actions", &n.Actions, t.q.ErasureActionsDelete},
+		{"callback_outbox", &n.Notifications, d.q.ErasureCallbacksDelete},
+		{"escalation_outbox", &n.EscalationNotices, d.q.ErasureEscalationsDelete},
+		{"audit_findings", &n.Findings, d.q.ErasureFindingsDelete},
+		{"resolutions", &n.Resolutions, d.q.ErasureResolutionsDelete},
+		{"payload_conflicts", &n.Conflicts, d.q.ErasureConflictsDelete},
+		{"actions", &n.Actions, d.q.ErasureActionsDelete},
 	}); err != nil {
 		return n, err
 	}
 	// Transitions waiting to be counted by a server (migration 00029):
 	// counts in transit, not a record, so not counted.
-	if err := t.q.ErasureObservationsDelete(ctx, tenant); err != nil {
+	if err := d.q.ErasureObservationsDelete(ctx, tenant); err != nil {
 		return n, fmt.Errorf("observations: %w", err)
 	}
-	r, err := t.q.ErasureRollupsDelete(ctx, tenant)
+	r, err := d.q.ErasureRollupsDelete(ctx, tenant)
 	if err != nil {
 		return n, fmt.Errorf("rollups: %w", err)
 	}
@@ -233,7 +214,7 @@ func (t retentionTx) ErasureRestDelete(ctx context.Context, tenant string) (ledg
 	return n, nil
 }
 
-func (t retentionTx) ErasureInsert(ctx context.Context, r ledger.ErasureRow) (int64, error) {
-	return t.q.ErasureInsert(ctx, dbsqlc.ErasureInsertParams{TenantID: r.Tenant, At: r.At, Subject: r.Subject,
+func (d driver) ErasureInsert(ctx context.Context, r ledger.ErasureRow) (int64, error) {
+	return d.q.ErasureInsert(ctx, dbsqlc.ErasureInsertParams{TenantID: r.Tenant, At: r.At, Subject: r.Subject,
 		ActorName: r.Name, Role: r.Role, Forced: r.Forced, Unfinished: int32(r.Unfinished), Counts: r.Counts})
 }

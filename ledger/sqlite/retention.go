@@ -41,12 +41,6 @@ func (d driver) RetentionRedact(ctx context.Context, before time.Time, limit int
 	return int(n), err
 }
 
-// RetentionTx implements ledger.RetentionDriver: one IMMEDIATE
-// transaction on the writer.
-func (d driver) RetentionTx(ctx context.Context, fn func(ledger.RetentionTx) error) error {
-	return d.inTx(ctx, func(q *dbsqlc.Queries) error { return fn(retentionTx{q}) })
-}
-
 // ErasureList implements ledger.RetentionDriver.
 func (d driver) ErasureList(ctx context.Context, tenant string) ([]ledger.ErasureRow, error) {
 	rows, err := d.r.ErasureList(ctx, tenant)
@@ -58,13 +52,8 @@ func (d driver) ErasureList(ctx context.Context, tenant string) ([]ledger.Erasur
 	return out, err
 }
 
-// retentionTx is ledger.RetentionTx on one transaction's queries.
-type retentionTx struct{ q *dbsqlc.Queries }
-
-var _ ledger.RetentionTx = retentionTx{}
-
-func (t retentionTx) RetentionDeletable(ctx context.Context, before time.Time, limit int) ([]ledger.OperationKey, error) {
-	rows, err := t.q.RetentionDeletable(ctx, dbsqlc.RetentionDeletableParams{Before: micros(before), Max: int64(limit)})
+func (d driver) RetentionDeletable(ctx context.Context, before time.Time, limit int) ([]ledger.OperationKey, error) {
+	rows, err := d.w.RetentionDeletable(ctx, dbsqlc.RetentionDeletableParams{Before: micros(before), Max: int64(limit)})
 	keys := make([]ledger.OperationKey, len(rows))
 	for i, r := range rows {
 		keys[i] = ledger.OperationKey{Tenant: r.TenantID, ID: r.OperationID}
@@ -72,8 +61,8 @@ func (t retentionTx) RetentionDeletable(ctx context.Context, before time.Time, l
 	return keys, err
 }
 
-func (t retentionTx) ErasureOperations(ctx context.Context, tenant string, limit int) ([]ledger.OperationKey, error) {
-	rows, err := t.q.ErasureOperations(ctx, dbsqlc.ErasureOperationsParams{Tenant: tenant, Max: int64(limit)})
+func (d driver) ErasureOperations(ctx context.Context, tenant string, limit int) ([]ledger.OperationKey, error) {
+	rows, err := d.w.ErasureOperations(ctx, dbsqlc.ErasureOperationsParams{Tenant: tenant, Max: int64(limit)})
 	keys := make([]ledger.OperationKey, len(rows))
 	for i, r := range rows {
 		keys[i] = ledger.OperationKey{Tenant: r.TenantID, ID: r.OperationID}
@@ -84,7 +73,7 @@ func (t retentionTx) ErasureOperations(ctx context.Context, tenant string, limit
 // OperationsDelete deletes table by table, the keys passed as one JSON
 // array of [tenant, id] pairs, with the append-only tables unlocked for
 // the statements and locked again before the transaction commits.
-func (t retentionTx) OperationsDelete(ctx context.Context, keys []ledger.OperationKey) (ledger.RetentionCounts, error) {
+func (d driver) OperationsDelete(ctx context.Context, keys []ledger.OperationKey) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
 	pairs := make([][2]string, len(keys))
 	for i, k := range keys {
@@ -94,7 +83,7 @@ func (t retentionTx) OperationsDelete(ctx context.Context, keys []ledger.Operati
 	if err != nil {
 		return n, err
 	}
-	if err := t.q.RetentionUnlock(ctx); err != nil {
+	if err := d.w.RetentionUnlock(ctx); err != nil {
 		return n, err
 	}
 	for _, d := range []struct {
@@ -102,13 +91,13 @@ func (t retentionTx) OperationsDelete(ctx context.Context, keys []ledger.Operati
 		n     *int
 		del   func(context.Context, interface{}) (int64, error)
 	}{
-		{"operation_events", &n.Events, t.q.OperationEventsDelete},
-		{"callback_outbox", &n.Notifications, t.q.OperationCallbacksDelete},
-		{"escalation_outbox", &n.EscalationNotices, t.q.OperationEscalationsDelete},
-		{"audit_findings", &n.Findings, t.q.OperationFindingsDelete},
-		{"resolutions", &n.Resolutions, t.q.OperationResolutionsDelete},
-		{"payload_conflicts", &n.Conflicts, t.q.OperationConflictsDelete},
-		{"operation_ledger", &n.Operations, t.q.OperationDelete},
+		{"operation_events", &n.Events, d.w.OperationEventsDelete},
+		{"callback_outbox", &n.Notifications, d.w.OperationCallbacksDelete},
+		{"escalation_outbox", &n.EscalationNotices, d.w.OperationEscalationsDelete},
+		{"audit_findings", &n.Findings, d.w.OperationFindingsDelete},
+		{"resolutions", &n.Resolutions, d.w.OperationResolutionsDelete},
+		{"payload_conflicts", &n.Conflicts, d.w.OperationConflictsDelete},
+		{"operation_ledger", &n.Operations, d.w.OperationDelete},
 	} {
 		c, err := d.del(ctx, string(b))
 		if err != nil {
@@ -116,25 +105,16 @@ func (t retentionTx) OperationsDelete(ctx context.Context, keys []ledger.Operati
 		}
 		*d.n = int(c)
 	}
-	return n, t.q.RetentionRelock(ctx)
+	return n, d.w.RetentionRelock(ctx)
 }
 
-func (t retentionTx) PurgeQuarantine(ctx context.Context, before time.Time, limit int) (int, error) {
-	n, err := t.q.PurgeQuarantine(ctx, dbsqlc.PurgeQuarantineParams{Before: micros(before), Max: int64(limit)})
+func (d driver) PurgeQuarantine(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := d.w.PurgeQuarantine(ctx, dbsqlc.PurgeQuarantineParams{Before: micros(before), Max: int64(limit)})
 	return int(n), err
 }
 
-func (t retentionTx) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
-	n, err := t.q.PurgeDeliveries(ctx, dbsqlc.PurgeDeliveriesParams{Before: micros(before), Max: int64(limit)})
-	return int(n), err
-}
-
-func (t retentionTx) ErasureUnfinished(ctx context.Context, tenant string, states []ledger.State, limit int) (int, error) {
-	s, err := json.Marshal(states)
-	if err != nil {
-		return 0, err
-	}
-	n, err := t.q.ErasureUnfinished(ctx, dbsqlc.ErasureUnfinishedParams{Tenant: tenant, States: string(s), Max: int64(limit)})
+func (d driver) PurgeDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
+	n, err := d.w.PurgeDeliveries(ctx, dbsqlc.PurgeDeliveriesParams{Before: micros(before), Max: int64(limit)})
 	return int(n), err
 }
 
@@ -157,56 +137,56 @@ func runTenantDeletes(ctx context.Context, tenant string, ds []tenantDelete) err
 	return nil
 }
 
-func (t retentionTx) ErasureAccessDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
+func (d driver) ErasureAccessDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
 	if err := runTenantDeletes(ctx, tenant, []tenantDelete{
-		{"api_tokens", &n.Tokens, t.q.ErasureTokensDelete},
-		{"tenant_callbacks", &n.Callbacks, t.q.ErasureCallbackDelete},
-		{"tenant_params", &n.Params, t.q.ErasureParamsDelete},
+		{"api_tokens", &n.Tokens, d.w.ErasureTokensDelete},
+		{"tenant_callbacks", &n.Callbacks, d.w.ErasureCallbackDelete},
+		{"tenant_params", &n.Params, d.w.ErasureParamsDelete},
 	}); err != nil {
 		return n, err
 	}
 	// An erased tenant is no longer known: a token for it needs it
 	// created again, on purpose.
-	if err := t.q.ErasureTenantDelete(ctx, tenant); err != nil {
+	if err := d.w.ErasureTenantDelete(ctx, tenant); err != nil {
 		return n, fmt.Errorf("tenants: %w", err)
 	}
 	return n, nil
 }
 
-func (t retentionTx) ErasureRestDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
+func (d driver) ErasureRestDelete(ctx context.Context, tenant string) (ledger.RetentionCounts, error) {
 	var n ledger.RetentionCounts
-	if err := t.q.RetentionUnlock(ctx); err != nil {
+	if err := d.w.RetentionUnlock(ctx); err != nil {
 		return n, err
 	}
 	var rollups [3]int
 	if err := runTenantDeletes(ctx, tenant, []tenantDelete{
-		{"webhook_inbox", &n.Deliveries, t.q.ErasureDeliveriesDelete},
-		{"quarantine", &n.Quarantine, t.q.ErasureQuarantineDelete},
+		{"webhook_inbox", &n.Deliveries, d.w.ErasureDeliveriesDelete},
+		{"quarantine", &n.Quarantine, d.w.ErasureQuarantineDelete},
 		// Rows of operations a forced erasure met half-written, and
 		// conflicts whose operation went earlier.
-		{"callback_outbox", &n.Notifications, t.q.ErasureCallbacksDelete},
-		{"escalation_outbox", &n.EscalationNotices, t.q.ErasureEscalationsDelete},
-		{"audit_findings", &n.Findings, t.q.ErasureFindingsDelete},
-		{"resolutions", &n.Resolutions, t.q.ErasureResolutionsDelete},
-		{"payload_conflicts", &n.Conflicts, t.q.ErasureConflictsDelete},
-		{"actions", &n.Actions, t.q.ErasureActionsDelete},
-		{"figure_days", &rollups[0], t.q.ErasureFigureDaysDelete},
-		{"figure_episodes", &rollups[1], t.q.ErasureFigureEpisodesDelete},
-		{"figure_escalations", &rollups[2], t.q.ErasureFigureEscalationsDelete},
+		{"callback_outbox", &n.Notifications, d.w.ErasureCallbacksDelete},
+		{"escalation_outbox", &n.EscalationNotices, d.w.ErasureEscalationsDelete},
+		{"audit_findings", &n.Findings, d.w.ErasureFindingsDelete},
+		{"resolutions", &n.Resolutions, d.w.ErasureResolutionsDelete},
+		{"payload_conflicts", &n.Conflicts, d.w.ErasureConflictsDelete},
+		{"actions", &n.Actions, d.w.ErasureActionsDelete},
+		{"figure_days", &rollups[0], d.w.ErasureFigureDaysDelete},
+		{"figure_episodes", &rollups[1], d.w.ErasureFigureEpisodesDelete},
+		{"figure_escalations", &rollups[2], d.w.ErasureFigureEscalationsDelete},
 	}); err != nil {
 		return n, err
 	}
 	n.Rollups = rollups[0] + rollups[1] + rollups[2]
 	// Transitions waiting to be counted by a server (migration 00029):
 	// counts in transit, not a record, so not counted.
-	if err := t.q.ErasureObservationsDelete(ctx, tenant); err != nil {
+	if err := d.w.ErasureObservationsDelete(ctx, tenant); err != nil {
 		return n, fmt.Errorf("observations: %w", err)
 	}
-	return n, t.q.RetentionRelock(ctx)
+	return n, d.w.RetentionRelock(ctx)
 }
 
-func (t retentionTx) ErasureInsert(ctx context.Context, r ledger.ErasureRow) (int64, error) {
-	return t.q.ErasureInsert(ctx, dbsqlc.ErasureInsertParams{TenantID: r.Tenant, At: micros(r.At), Subject: r.Subject,
+func (d driver) ErasureInsert(ctx context.Context, r ledger.ErasureRow) (int64, error) {
+	return d.w.ErasureInsert(ctx, dbsqlc.ErasureInsertParams{TenantID: r.Tenant, At: micros(r.At), Subject: r.Subject,
 		ActorName: r.Name, Role: r.Role, Forced: r.Forced, Unfinished: int64(r.Unfinished), Counts: string(r.Counts)})
 }

@@ -103,11 +103,6 @@ DELETE FROM webhook_inbox WHERE delivery_id IN (SELECT delivery_id FROM webhook_
        AND NOT EXISTS (SELECT 1 FROM quarantine AS q WHERE q.delivery_id = w.delivery_id AND q.resolved_at IS NULL)
      ORDER BY processed_at LIMIT sqlc.arg(max)::int FOR UPDATE SKIP LOCKED);
 
--- name: ErasureUnfinished :one
--- The tenant's operations not yet final (@states), counted up to @max.
-SELECT count(*)::int FROM (SELECT 1 FROM operation_ledger
-     WHERE tenant_id = sqlc.arg(tenant) AND state = ANY(sqlc.arg(states)::text[]) LIMIT sqlc.arg(max)::int) AS o;
-
 -- name: ErasureTokensDelete :execrows
 DELETE FROM api_tokens WHERE tenant_id = sqlc.arg(tenant);
 

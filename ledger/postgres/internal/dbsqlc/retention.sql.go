@@ -283,25 +283,6 @@ func (q *Queries) ErasureTokensDelete(ctx context.Context, tenant string) (int64
 	return result.RowsAffected(), nil
 }
 
-const erasureUnfinished = `-- name: ErasureUnfinished :one
-SELECT count(*)::int FROM (SELECT 1 FROM operation_ledger
-     WHERE tenant_id = $1 AND state = ANY($2::text[]) LIMIT $3::int) AS o
-`
-
-type ErasureUnfinishedParams struct {
-	Tenant string
-	States []string
-	Max    int32
-}
-
-// The tenant's operations not yet final (@states), counted up to @max.
-func (q *Queries) ErasureUnfinished(ctx context.Context, arg ErasureUnfinishedParams) (int32, error) {
-	row := q.db.QueryRow(ctx, erasureUnfinished, arg.Tenant, arg.States, arg.Max)
-	var column_1 int32
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
 const purgeDeliveries = `-- name: PurgeDeliveries :execrows
 DELETE FROM webhook_inbox WHERE delivery_id IN (SELECT delivery_id FROM webhook_inbox AS w
      WHERE processed_at IS NOT NULL AND processed_at < $1::timestamptz

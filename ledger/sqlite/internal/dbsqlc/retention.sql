@@ -94,13 +94,6 @@ DELETE FROM webhook_inbox WHERE delivery_id IN (SELECT delivery_id FROM webhook_
        AND NOT EXISTS (SELECT 1 FROM quarantine AS q WHERE q.delivery_id = w.delivery_id AND q.resolved_at IS NULL)
      ORDER BY processed_at LIMIT sqlc.arg(max));
 
--- name: ErasureUnfinished :one
--- @states is a JSON array of the states (sqlc.slice would renumber the
--- parameters after it).
-SELECT count(*) FROM (SELECT 1 FROM operation_ledger
-     WHERE tenant_id = sqlc.arg(tenant) AND state IN (SELECT value FROM json_each(sqlc.arg(states)))
-     LIMIT sqlc.arg(max));
-
 -- name: ErasureTokensDelete :execrows
 DELETE FROM api_tokens WHERE tenant_id = sqlc.arg(tenant);
 

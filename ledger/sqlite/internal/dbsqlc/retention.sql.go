@@ -307,27 +307,6 @@ func (q *Queries) ErasureTokensDelete(ctx context.Context, tenant string) (int64
 	return result.RowsAffected()
 }
 
-const erasureUnfinished = `-- name: ErasureUnfinished :one
-SELECT count(*) FROM (SELECT 1 FROM operation_ledger
-     WHERE tenant_id = ?1 AND state IN (SELECT value FROM json_each(?2))
-     LIMIT ?3)
-`
-
-type ErasureUnfinishedParams struct {
-	Tenant string
-	States interface{}
-	Max    int64
-}
-
-// @states is a JSON array of the states (sqlc.slice would renumber the
-// parameters after it).
-func (q *Queries) ErasureUnfinished(ctx context.Context, arg ErasureUnfinishedParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, erasureUnfinished, arg.Tenant, arg.States, arg.Max)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const operationCallbacksDelete = `-- name: OperationCallbacksDelete :execrows
 DELETE FROM callback_outbox WHERE (tenant_id, operation_id) IN
     (SELECT value ->> 0, value ->> 1 FROM json_each(?1))
