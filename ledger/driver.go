@@ -35,7 +35,7 @@ type Driver interface {
 	OperationDriver
 	ResolutionDriver
 	CreateDriver
-	ApplyDriver
+	TransitionDriver
 	// WithTx runs fn with a Driver whose primitives all run in one
 	// transaction, committed when fn returns nil and rolled back
 	// otherwise. Inside it, WithTx runs fn in the same transaction.

@@ -12,9 +12,9 @@ type TargetLease struct {
 	Lease  time.Duration
 }
 
-// CheckClaimBatch validates ClaimBatch's arguments, for the stores: a
+// checkClaimBatch validates ClaimBatch's arguments, for the stores: a
 // positive batch size and leases, and at most one lease per target.
-func CheckClaimBatch(n int, lease time.Duration, byTarget []TargetLease) error {
+func checkClaimBatch(n int, lease time.Duration, byTarget []TargetLease) error {
 	if n <= 0 || lease <= 0 {
 		return Errorf(EInvalid, "batch size and lease must be positive")
 	}

@@ -12,10 +12,10 @@ const (
 	ReasonPayloadTampered = "stored payload does not match its approved hash"
 )
 
-// ValidateOutcomes checks every outcome of a batch and encodes its evidence.
+// validateOutcomes checks every outcome of a batch and encodes its evidence.
 // errs[i] is non-nil for an outcome that must not be applied, including a
 // second outcome for an operation already in the batch.
-func ValidateOutcomes(outcomes []Outcome) (errs []error, evidence [][]byte) {
+func validateOutcomes(outcomes []Outcome) (errs []error, evidence [][]byte) {
 	errs = make([]error, len(outcomes))
 	evidence = make([][]byte, len(outcomes))
 	seen := make(map[string]bool, len(outcomes))
@@ -31,9 +31,9 @@ func ValidateOutcomes(outcomes []Outcome) (errs []error, evidence [][]byte) {
 	return errs, evidence
 }
 
-// NextReconcile returns the next_reconcile_at an outcome leaves behind: the
+// nextReconcile returns the next_reconcile_at an outcome leaves behind: the
 // requested time (or now) for UNKNOWN, nothing for any other state.
-func NextReconcile(o Outcome, now time.Time) *time.Time {
+func nextReconcile(o Outcome, now time.Time) *time.Time {
 	if o.To != Unknown {
 		return nil
 	}
@@ -44,14 +44,14 @@ func NextReconcile(o Outcome, now time.Time) *time.Time {
 	return &now
 }
 
-// StaleFence explains why an outcome did not apply to cur.
-func StaleFence(cur Operation, o Outcome) error {
+// staleFence explains why an outcome did not apply to cur.
+func staleFence(cur Operation, o Outcome) error {
 	return Errorf(EStaleFence, "fence %d no longer holds (operation is %s at fence %d); the result was discarded",
 		o.Fence, cur.State, cur.Fence)
 }
 
-// NotClaimable explains why a claim of op with the given hash took no row.
-func NotClaimable(op Operation, hash []byte) error {
+// notClaimable explains why a claim of op with the given hash took no row.
+func notClaimable(op Operation, hash []byte) error {
 	if op.State != Prepared {
 		return Errorf(EInvalidTransition, "operation is %s, not PREPARED; do not send", op.State)
 	}
@@ -61,32 +61,32 @@ func NotClaimable(op Operation, hash []byte) error {
 	return Errorf(EStaleFence, "operation was claimed concurrently; do not send")
 }
 
-// TamperedOutcome escalates a claimed operation whose stored bytes no longer
+// tamperedOutcome escalates a claimed operation whose stored bytes no longer
 // hash to the approved hash.
-func TamperedOutcome(op Operation) Outcome {
+func tamperedOutcome(op Operation) Outcome {
 	return Outcome{
 		Tenant: op.Tenant, OperationID: op.ID, Fence: op.Fence,
 		From: op.State, To: Escalated, Actor: ActorExecutor, Reason: ReasonPayloadTampered,
 	}
 }
 
-// VerifyClaimed re-hashes a just-claimed operation's stored bytes (rule 2:
+// verifyClaimed re-hashes a just-claimed operation's stored bytes (rule 2:
 // re-verify at claim time). A mismatch means the row was altered behind the
 // ledger's back: the operation is escalated under the fence just taken, with
 // record, and never handed to a sender.
-func VerifyClaimed(ctx context.Context, op Operation, record func(context.Context, Outcome) (Operation, error)) (Operation, error) {
+func verifyClaimed(ctx context.Context, op Operation, record func(context.Context, Outcome) (Operation, error)) (Operation, error) {
 	if HashMatches(op.Payload, op.PayloadHash) {
 		return op, nil
 	}
-	if _, err := record(ctx, TamperedOutcome(op)); err != nil {
+	if _, err := record(ctx, tamperedOutcome(op)); err != nil {
 		return Operation{}, err
 	}
 	return Operation{}, Errorf(EPayloadConflict, "stored payload does not match its approved hash; escalated")
 }
 
-// ExplainUnapplied fills errs[i] for every valid outcome that the store's
+// explainUnapplied fills errs[i] for every valid outcome that the store's
 // conditional write did not apply: not found, or a stale fence.
-func ExplainUnapplied(ctx context.Context, outcomes []Outcome, errs []error, applied []bool,
+func explainUnapplied(ctx context.Context, outcomes []Outcome, errs []error, applied []bool,
 	get func(ctx context.Context, tenant, id string) (Operation, error)) {
 	for i, o := range outcomes {
 		if errs[i] != nil || applied[i] {
@@ -97,11 +97,11 @@ func ExplainUnapplied(ctx context.Context, outcomes []Outcome, errs []error, app
 			errs[i] = err
 			continue
 		}
-		errs[i] = StaleFence(cur, o)
+		errs[i] = staleFence(cur, o)
 	}
 }
 
-// RecordEach is a store's fallback when the one statement (or transaction)
+// recordEach is a store's fallback when the one statement (or transaction)
 // that records a whole batch fails: it records each outcome still valid
 // (errs[i] == nil) on its own with record, so that one row the database
 // refuses costs only that row its verdict, never its neighbours, which may
@@ -109,7 +109,7 @@ func ExplainUnapplied(ctx context.Context, outcomes []Outcome, errs []error, app
 // error (payload-free: it names the constraint, not the value). allFailed
 // reports that every row failed too: the database itself is at fault, and
 // the caller returns the batch's error instead.
-func RecordEach(ctx context.Context, outcomes []Outcome, errs []error,
+func recordEach(ctx context.Context, outcomes []Outcome, errs []error,
 	record func(context.Context, Outcome) (Operation, error)) (ops []Operation, allFailed bool) {
 	ops = make([]Operation, len(outcomes))
 	tried, failed := 0, 0

@@ -2,18 +2,10 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 )
-
-// ApplyDriver is the SQL of an approved resolution's transition.
-type ApplyDriver interface {
-	// OperationApplyIfUnchanged applies o, with its event and the tenant's
-	// callback, only if the operation is still in o.From at fence o.Fence;
-	// ok is false, and nothing written, when it is not. An applied replay
-	// (→ UNKNOWN) is due for the reconciler at once.
-	OperationApplyIfUnchanged(ctx context.Context, o Outcome, at time.Time) (op Operation, ok bool, err error)
-}
 
 // resolutionOver is ResolutionTx over the Driver of one transaction; the
 // transitions it writes are added to c.
@@ -36,11 +28,24 @@ func (t resolutionOver) LockOpenProposal(ctx context.Context, tenant string, id 
 }
 
 func (t resolutionOver) ApplyIfUnchanged(ctx context.Context, o Outcome, at time.Time) (Operation, bool, error) {
-	op, ok, err := t.d.OperationApplyIfUnchanged(ctx, o, at)
-	if err == nil && ok {
-		t.c.Add(op, o.From)
+	evidence := []byte("{}")
+	if len(o.Evidence) > 0 {
+		var err error
+		if evidence, err = json.Marshal(o.Evidence); err != nil {
+			return Operation{}, false, err
+		}
 	}
-	return op, ok, err
+	// An approved change is a recorded outcome from ESCALATED: the same
+	// conditional write, its event and the tenant's callback; an applied
+	// replay (to UNKNOWN) is due for the reconciler at once.
+	ops, err := t.d.OperationRecord(ctx, RecordParams{Now: at, Rows: []RecordRow{{Tenant: o.Tenant,
+		ID: o.OperationID, Fence: o.Fence, From: o.From, To: o.To, RemoteRef: o.RemoteRef,
+		NextAt: nextReconcile(Outcome{To: o.To}, at), Reason: o.Reason, Actor: o.Actor, Evidence: evidence}}})
+	if err != nil || len(ops) == 0 {
+		return Operation{}, false, err
+	}
+	t.c.Add(ops[0], o.From)
+	return ops[0], true, nil
 }
 
 func (t resolutionOver) Decide(ctx context.Context, r Resolution) error {

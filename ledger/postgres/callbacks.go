@@ -13,29 +13,6 @@ import (
 
 var _ ledger.CallbackStore = (*Store)(nil)
 
-// callbackCTE queues, in the statement that records a transition, one
-// notification for each row of u that reached a state the tenant is told
-// about, when the tenant has a callback. Being part of that statement is the
-// point: the transition and its notification commit, or fail, together.
-// ON CONFLICT keeps it to one notification per state reached. The esc
-// part queues the owning team's notice of every escalation, callback or
-// not (ledger.EscalationStore). The parameter named by param holds
-// ledger.CallbackStates (see callbackStates).
-func callbackCTE(param string) string {
-	return `cb AS (
-	INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at, next_attempt_at)
-	SELECT u.tenant_id, u.operation_id::uuid, u.state, u.fence_token, u.updated_at, u.updated_at
-	FROM u JOIN tenant_callbacks c ON c.tenant_id = u.tenant_id
-	WHERE u.state = ANY(` + param + `::text[])
-	ON CONFLICT (tenant_id, operation_id, state) DO NOTHING
-), esc AS (
-	INSERT INTO escalation_outbox (tenant_id, operation_id, fence_token, created_at, next_attempt_at)
-	SELECT u.tenant_id, u.operation_id::uuid, u.fence_token, u.updated_at, u.updated_at
-	FROM u WHERE u.state = 'ESCALATED'
-	ON CONFLICT (tenant_id, operation_id, fence_token) DO NOTHING
-)`
-}
-
 // callbackStates is ledger.CallbackStates as a text array parameter.
 func callbackStates() []string {
 	var out []string

@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -78,28 +75,4 @@ func duplicate(err error) error {
 		return ledger.ErrDuplicateKey
 	}
 	return err
-}
-
-// OperationApplyIfUnchanged implements ledger.ApplyDriver: the
-// transition, its event and its callback in one conditional statement.
-func (d driver) OperationApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
-	evidence, err := json.Marshal(o.Evidence)
-	if err != nil {
-		return ledger.Operation{}, false, err
-	}
-	ops, err := collect(d.db.Query(ctx, `
-WITH u AS (
-	UPDATE operation_ledger SET state = $4, remote_ref = coalesce(nullif($5, ''), remote_ref),
-		lease_expires_at = NULL, next_reconcile_at = CASE WHEN $4 = 'UNKNOWN' THEN $7::timestamptz END,
-		reason = $6, updated_at = $7
-	WHERE tenant_id = $1 AND operation_id = $2 AND state = $11 AND fence_token = $3
-	RETURNING `+cols+`, $11::text AS from_state, $8::text AS actor, $6::text AS reason_ev,
-		$9::jsonb AS evidence
-), `+fmt.Sprintf(eventCTE, "u")+`, `+callbackCTE("$10")+`
-SELECT `+cols+` FROM u`, o.Tenant, o.OperationID, o.Fence, string(o.To), o.RemoteRef, o.Reason, at,
-		o.Actor, string(evidence), callbackStates(), string(o.From)))
-	if err != nil || len(ops) == 0 {
-		return ledger.Operation{}, false, err
-	}
-	return ops[0], true, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"settle/ledger"
@@ -12,39 +11,6 @@ import (
 )
 
 var _ ledger.CallbackStore = (*Store)(nil)
-
-// enqueueCallbacks queues, inside record's transaction, one notification for
-// each applied transition to a state the tenant is told about, when the
-// tenant has a callback. Sharing the transaction is the point: the
-// transition and its notification commit, or roll back, together. ON
-// CONFLICT keeps it to one notification per state reached.
-func enqueueCallbacks(ctx context.Context, tx dbsqlc.DBTX, evs []event) error {
-	for _, e := range evs {
-		if e.op.State == ledger.Escalated {
-			// The owning team's notice (ledger.EscalationStore), whether or not
-			// the tenant has a callback.
-			_, err := tx.ExecContext(ctx, `INSERT INTO escalation_outbox (tenant_id, operation_id,
-					fence_token, created_at, next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?4)
-				ON CONFLICT (tenant_id, operation_id, fence_token) DO NOTHING`,
-				e.op.Tenant, e.op.ID, e.op.Fence, micros(e.op.UpdatedAt))
-			if err != nil {
-				return fmt.Errorf("queue escalation notice: %w", err)
-			}
-		}
-		if !ledger.CallbackState(e.op.State) {
-			continue
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO callback_outbox (tenant_id, operation_id, state,
-				fence_token, created_at, next_attempt_at)
-			SELECT ?1, ?2, ?3, ?4, ?5, ?5 FROM tenant_callbacks WHERE tenant_id = ?1
-			ON CONFLICT (tenant_id, operation_id, state) DO NOTHING`,
-			e.op.Tenant, e.op.ID, string(e.op.State), e.op.Fence, micros(e.op.UpdatedAt))
-		if err != nil {
-			return fmt.Errorf("queue callback: %w", err)
-		}
-	}
-	return nil
-}
 
 // CallbackUpsert implements ledger.CallbackDriver.
 func (d driver) CallbackUpsert(ctx context.Context, p ledger.CallbackUpsertParams) error {

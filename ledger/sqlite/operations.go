@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"sort"
-	"strings"
 	"time"
 
 	"settle/ledger"
@@ -55,61 +54,6 @@ func collect(rows *sql.Rows, err error) ([]ledger.Operation, error) {
 		ops = append(ops, op)
 	}
 	return ops, rows.Err()
-}
-
-// event is one row to append to the event log.
-type event struct {
-	op       ledger.Operation // after the change
-	from     ledger.State
-	actor    string
-	reason   string
-	evidence []byte
-}
-
-// appendEvents writes events with multi-row INSERTs of up to 500 rows,
-// which keeps each statement under SQLite's limit on bound parameters, and
-// adds them to c, the transaction's observed commit (nil: not observed).
-func appendEvents(ctx context.Context, tx dbsqlc.DBTX, c *ledger.Commit, evs []event) error {
-	for _, e := range evs {
-		c.Add(e.op, e.from)
-	}
-	return insertEvents(ctx, tx, evs)
-}
-
-func insertEvents(ctx context.Context, tx dbsqlc.DBTX, evs []event) error {
-	for len(evs) > 500 {
-		if err := insertEvents(ctx, tx, evs[:500]); err != nil {
-			return err
-		}
-		evs = evs[500:]
-	}
-	if len(evs) == 0 {
-		return nil
-	}
-	var (
-		b    strings.Builder
-		args []any
-	)
-	b.WriteString(`INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state,
-		fence_token, actor, reason, evidence, at) VALUES `)
-	for i, e := range evs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		var from any
-		if e.from != "" {
-			from = string(e.from)
-		}
-		evidence := string(e.evidence)
-		if evidence == "" {
-			evidence = "{}"
-		}
-		args = append(args, e.op.Tenant, e.op.ID, from, string(e.op.State), e.op.Fence, e.actor,
-			e.reason, evidence, micros(e.op.UpdatedAt))
-	}
-	_, err := tx.ExecContext(ctx, b.String(), args...)
-	return err
 }
 
 // OperationInsertIfNew implements ledger.CreateDriver: the operation and

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"settle/ledger"
 	"settle/ledger/sqlite/internal/dbsqlc"
@@ -84,31 +83,4 @@ func duplicate(err error) error {
 		return ledger.ErrDuplicateKey
 	}
 	return err
-}
-
-// OperationApplyIfUnchanged implements ledger.ApplyDriver: the
-// transition, its event and its callback, in the writer's transaction of
-// WithTx.
-func (d driver) OperationApplyIfUnchanged(ctx context.Context, o ledger.Outcome, at time.Time) (ledger.Operation, bool, error) {
-	evidence, err := json.Marshal(o.Evidence)
-	if err != nil {
-		return ledger.Operation{}, false, err
-	}
-	ops, err := collect(d.x.QueryContext(ctx, `UPDATE operation_ledger SET state = ?,
-		remote_ref = coalesce(nullif(?, ''), remote_ref), lease_expires_at = NULL,
-		next_reconcile_at = CASE WHEN ? = 'UNKNOWN' THEN ? END, reason = ?, updated_at = ?
-		WHERE tenant_id = ? AND operation_id = ? AND state = ? AND fence_token = ?
-		RETURNING `+cols, string(o.To), o.RemoteRef, string(o.To), micros(at), o.Reason, micros(at), o.Tenant, o.OperationID,
-		string(o.From), o.Fence))
-	if err != nil || len(ops) == 0 {
-		return ledger.Operation{}, false, err
-	}
-	evs := []event{{op: ops[0], from: o.From, actor: o.Actor, reason: o.Reason, evidence: evidence}}
-	if err := appendEvents(ctx, d.x, nil, evs); err != nil {
-		return ledger.Operation{}, false, err
-	}
-	if err := enqueueCallbacks(ctx, d.x, evs); err != nil {
-		return ledger.Operation{}, false, err
-	}
-	return ops[0], true, nil
 }

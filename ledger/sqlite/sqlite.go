@@ -192,30 +192,8 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// inObservedTx is inTx for a write of events: fn adds what it writes to c
-// (appendEvents does), and the observer is told once the transaction has
-// committed, never when it rolled back.
-func (s *Store) inObservedTx(ctx context.Context, fn func(tx *sql.Tx, c *ledger.Commit) error) error {
-	var c ledger.Commit
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		c = ledger.Commit{}
-		return fn(tx, &c)
-	})
-	if err == nil {
-		c.Tell(ctx, s.observer)
-	}
-	return err
-}
-
 // Times are INTEGER microseconds since the epoch.
 func micros(t time.Time) int64 { return t.UnixMicro() }
-
-func microsPtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMicro()
-}
 
 func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
 

@@ -1,0 +1,125 @@
+-- name: OperationClaim :one
+-- The first claim starts the same-key replay window; nothing returns to
+-- PREPARED, so every claim is the first, but the window is never moved by
+-- a later one.
+WITH c AS (
+    UPDATE operation_ledger o SET state = 'IN_FLIGHT',
+        fence_token = o.fence_token + 1, attempt_count = o.attempt_count + 1,
+        lease_expires_at = sqlc.arg(lease_end)::timestamptz, updated_at = sqlc.arg(now)::timestamptz, reason = '',
+        last_sent_at = sqlc.arg(now)::timestamptz, first_claimed_at = coalesce(o.first_claimed_at, sqlc.arg(now)::timestamptz),
+        retry_window_end = CASE WHEN o.first_claimed_at IS NULL
+            THEN sqlc.arg(now)::timestamptz + o.retry_window_micros * interval '1 microsecond'
+            ELSE o.retry_window_end END
+    WHERE o.tenant_id = @tenant_id AND o.operation_id = CAST(sqlc.arg(operation_id)::text AS uuid)
+        AND o.state = 'PREPARED' AND o.payload_hash = @payload_hash
+    RETURNING o.*
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+    SELECT c.tenant_id, c.operation_id, 'PREPARED', c.state, c.fence_token, sqlc.arg(actor)::text, sqlc.arg(reason)::text, '{}', c.updated_at
+      FROM c
+)
+SELECT c.tenant_id, c.operation_id::text AS operation_id, c.operation_type, c.intent_ref, c.target, c.payload,
+       c.payload_hash, c.remote_key::text AS remote_key, c.state, c.fence_token, c.attempt_count,
+       c.lease_expires_at, c.remote_ref, c.retry_window_end, c.deadline, c.next_reconcile_at, c.reason,
+       c.created_at, c.updated_at, c.last_sent_at, c.first_claimed_at, c.retry_window_micros
+  FROM c;
+
+-- name: OperationClaimBatch :many
+-- Claims as OperationClaim the oldest PREPARED operations, skipping rows
+-- another claim holds; each row's lease is its target's in the JSON object
+-- @target_leases (target to microseconds), or @default_lease.
+WITH picked AS (
+    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
+     WHERE p.state = 'PREPARED' ORDER BY p.created_at LIMIT @max
+       FOR UPDATE SKIP LOCKED
+), c AS (
+    UPDATE operation_ledger o SET state = 'IN_FLIGHT',
+        fence_token = o.fence_token + 1, attempt_count = o.attempt_count + 1,
+        lease_expires_at = sqlc.arg(now)::timestamptz + interval '1 microsecond' *
+            coalesce((sqlc.arg(target_leases)::jsonb ->> o.target)::bigint, sqlc.arg(default_lease)::bigint),
+        updated_at = sqlc.arg(now)::timestamptz, reason = '', last_sent_at = sqlc.arg(now)::timestamptz,
+        first_claimed_at = coalesce(o.first_claimed_at, sqlc.arg(now)::timestamptz),
+        retry_window_end = CASE WHEN o.first_claimed_at IS NULL
+            THEN sqlc.arg(now)::timestamptz + o.retry_window_micros * interval '1 microsecond'
+            ELSE o.retry_window_end END
+      FROM picked
+     WHERE o.tenant_id = picked.tenant_id AND o.operation_id = picked.operation_id AND o.state = 'PREPARED'
+    RETURNING o.*
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+    SELECT c.tenant_id, c.operation_id, 'PREPARED', c.state, c.fence_token, sqlc.arg(actor)::text, sqlc.arg(reason)::text, '{}', c.updated_at
+      FROM c
+)
+SELECT c.tenant_id, c.operation_id::text AS operation_id, c.operation_type, c.intent_ref, c.target, c.payload,
+       c.payload_hash, c.remote_key::text AS remote_key, c.state, c.fence_token, c.attempt_count,
+       c.lease_expires_at, c.remote_ref, c.retry_window_end, c.deadline, c.next_reconcile_at, c.reason,
+       c.created_at, c.updated_at, c.last_sent_at, c.first_claimed_at, c.retry_window_micros
+  FROM c ORDER BY c.created_at;
+
+-- name: OperationRecord :many
+-- Applies each row of @rows (a JSON array of outcomes) whose operation is
+-- still in its from_state at its fence, with its event; queues, in the same
+-- statement, the tenant's callback of each state in @callback_states when
+-- the tenant has an endpoint (ON CONFLICT: one per state reached), and the
+-- owning team's notice of every escalation.
+WITH i AS (
+    SELECT r.v ->> 'tenant_id' AS tenant_id, (r.v ->> 'operation_id')::uuid AS operation_id,
+           (r.v ->> 'fence')::bigint AS fence, r.v ->> 'from_state' AS from_state, r.v ->> 'to_state' AS to_state,
+           r.v ->> 'remote_ref' AS remote_ref, (r.v ->> 'next_at')::timestamptz AS next_at,
+           r.v ->> 'reason' AS reason, r.v ->> 'actor' AS actor, r.v -> 'evidence' AS evidence,
+           (r.v ->> 'sent_at')::timestamptz AS sent_at, (r.v ->> 'end_replay')::bool AS end_replay
+      FROM jsonb_array_elements(sqlc.arg(rows)::jsonb) AS r(v)
+), u AS (
+    UPDATE operation_ledger o SET state = i.to_state,
+        remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),
+        lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = sqlc.arg(now)::timestamptz,
+        last_sent_at = coalesce(i.sent_at, o.last_sent_at),
+        retry_window_end = CASE WHEN i.end_replay THEN least(o.retry_window_end, sqlc.arg(now)::timestamptz)
+            ELSE o.retry_window_end END
+      FROM i
+     WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
+       AND o.state = i.from_state AND o.fence_token = i.fence
+    RETURNING o.*
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+    SELECT u.tenant_id, u.operation_id, i.from_state, u.state, u.fence_token, i.actor, i.reason, i.evidence,
+           u.updated_at
+      FROM u JOIN i ON i.tenant_id = u.tenant_id AND i.operation_id = u.operation_id
+), cb AS (
+    INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at, next_attempt_at)
+    SELECT u.tenant_id, u.operation_id, u.state, u.fence_token, u.updated_at, u.updated_at
+      FROM u JOIN tenant_callbacks tc ON tc.tenant_id = u.tenant_id
+     WHERE u.state = ANY(sqlc.arg(callback_states)::text[])
+    ON CONFLICT (tenant_id, operation_id, state) DO NOTHING
+), esc AS (
+    INSERT INTO escalation_outbox (tenant_id, operation_id, fence_token, created_at, next_attempt_at)
+    SELECT u.tenant_id, u.operation_id, u.fence_token, u.updated_at, u.updated_at
+      FROM u WHERE u.state = 'ESCALATED'
+    ON CONFLICT (tenant_id, operation_id, fence_token) DO NOTHING
+)
+SELECT u.tenant_id, u.operation_id::text AS operation_id, u.operation_type, u.intent_ref, u.target, u.payload,
+       u.payload_hash, u.remote_key::text AS remote_key, u.state, u.fence_token, u.attempt_count,
+       u.lease_expires_at, u.remote_ref, u.retry_window_end, u.deadline, u.next_reconcile_at, u.reason,
+       u.created_at, u.updated_at, u.last_sent_at, u.first_claimed_at, u.retry_window_micros
+  FROM u;
+
+-- name: OperationSweepExpired :many
+-- Moves at most @max IN_FLIGHT operations whose lease ended by @now to
+-- UNKNOWN, due at once, skipping rows another statement holds.
+WITH picked AS (
+    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
+     WHERE p.state = 'IN_FLIGHT' AND p.lease_expires_at <= sqlc.arg(now)::timestamptz
+     LIMIT @max FOR UPDATE SKIP LOCKED
+), u AS (
+    UPDATE operation_ledger o SET state = 'UNKNOWN', lease_expires_at = NULL,
+        next_reconcile_at = sqlc.arg(now)::timestamptz, reason = sqlc.arg(reason)::text, updated_at = sqlc.arg(now)::timestamptz
+      FROM picked
+     WHERE o.tenant_id = picked.tenant_id AND o.operation_id = picked.operation_id
+       AND o.state = 'IN_FLIGHT' AND o.lease_expires_at <= sqlc.arg(now)::timestamptz
+    RETURNING o.*
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+    SELECT u.tenant_id, u.operation_id, 'IN_FLIGHT', u.state, u.fence_token, sqlc.arg(actor)::text, sqlc.arg(reason)::text, '{}', u.updated_at
+      FROM u
+)
+SELECT u.tenant_id, u.operation_id::text AS operation_id, u.target, u.updated_at FROM u;

@@ -1,0 +1,95 @@
+-- name: OperationClaim :one
+-- The first claim starts the same-key replay window; nothing returns to
+-- PREPARED, so every claim is the first, but the window is never moved by
+-- a later one.
+UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
+    attempt_count = attempt_count + 1, lease_expires_at = CAST(sqlc.arg(lease_end) AS INTEGER),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER), reason = '', last_sent_at = CAST(sqlc.arg(now) AS INTEGER),
+    first_claimed_at = coalesce(first_claimed_at, CAST(sqlc.arg(now) AS INTEGER)),
+    retry_window_end = CASE WHEN first_claimed_at IS NULL THEN CAST(sqlc.arg(now) AS INTEGER) + retry_window_micros
+        ELSE retry_window_end END
+WHERE tenant_id = @tenant_id AND operation_id = @operation_id AND state = 'PREPARED' AND payload_hash = @payload_hash
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros;
+
+-- name: OperationClaimBatch :many
+-- Claims as OperationClaim the oldest PREPARED operations; each row's
+-- lease is its target's in the JSON object @target_leases (target to
+-- microseconds), or @default_lease.
+UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
+    attempt_count = attempt_count + 1,
+    lease_expires_at = CAST(sqlc.arg(now) AS INTEGER) + coalesce(
+        (SELECT l.value FROM json_each(sqlc.arg(target_leases)) l WHERE l.key = operation_ledger.target),
+        CAST(sqlc.arg(default_lease) AS INTEGER)),
+    updated_at = CAST(sqlc.arg(now) AS INTEGER), reason = '', last_sent_at = CAST(sqlc.arg(now) AS INTEGER),
+    first_claimed_at = coalesce(first_claimed_at, CAST(sqlc.arg(now) AS INTEGER)),
+    retry_window_end = CASE WHEN first_claimed_at IS NULL THEN CAST(sqlc.arg(now) AS INTEGER) + retry_window_micros
+        ELSE retry_window_end END
+WHERE (tenant_id, operation_id) IN (
+    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
+     WHERE p.state = 'PREPARED' ORDER BY p.created_at LIMIT CAST(sqlc.arg(max) AS INTEGER))
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros;
+
+-- name: OperationRecordOne :many
+-- One outcome, applied only if the operation is still in @from_state at
+-- @fence: no row otherwise.
+UPDATE operation_ledger SET state = @to_state,
+    remote_ref = coalesce(nullif(CAST(sqlc.arg(remote_ref) AS TEXT), ''), remote_ref), lease_expires_at = NULL,
+    next_reconcile_at = sqlc.narg(next_at), reason = @reason, updated_at = CAST(sqlc.arg(now) AS INTEGER),
+    last_sent_at = coalesce(sqlc.narg(sent_at), last_sent_at),
+    retry_window_end = CASE WHEN CAST(sqlc.arg(end_replay) AS INTEGER) THEN min(retry_window_end, CAST(sqlc.arg(now) AS INTEGER))
+        ELSE retry_window_end END
+WHERE tenant_id = @tenant_id AND operation_id = @operation_id AND state = @from_state AND fence_token = @fence
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros;
+
+-- name: OperationSweepExpired :many
+-- At most @max IN_FLIGHT operations whose lease ended by @now, to UNKNOWN,
+-- due at once.
+UPDATE operation_ledger SET state = 'UNKNOWN', lease_expires_at = NULL,
+    next_reconcile_at = CAST(sqlc.arg(now) AS INTEGER), reason = @reason, updated_at = CAST(sqlc.arg(now) AS INTEGER)
+WHERE (tenant_id, operation_id) IN (
+    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
+     WHERE p.state = 'IN_FLIGHT' AND p.lease_expires_at <= CAST(sqlc.arg(now) AS INTEGER)
+     LIMIT CAST(sqlc.arg(max) AS INTEGER))
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros;
+
+-- name: EventsInsert :exec
+-- The events of a transaction's transitions, given as a JSON array of
+-- objects (see the driver's eventRow).
+INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
+SELECT json_extract(e.value, '$.tenant_id'), json_extract(e.value, '$.operation_id'),
+       json_extract(e.value, '$.from_state'), json_extract(e.value, '$.to_state'),
+       json_extract(e.value, '$.fence_token'), json_extract(e.value, '$.actor'), json_extract(e.value, '$.reason'),
+       json_extract(e.value, '$.evidence'), json_extract(e.value, '$.at')
+  FROM json_each(sqlc.arg(events)) e;
+
+-- name: CallbacksQueue :exec
+-- The tenant's callback of each event reaching a state in
+-- @callback_states, when the tenant has an endpoint; one per state reached.
+INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at, next_attempt_at)
+SELECT json_extract(e.value, '$.tenant_id'), json_extract(e.value, '$.operation_id'),
+       json_extract(e.value, '$.to_state'), json_extract(e.value, '$.fence_token'),
+       json_extract(e.value, '$.at'), json_extract(e.value, '$.at')
+  FROM json_each(sqlc.arg(events)) e JOIN tenant_callbacks tc ON tc.tenant_id = json_extract(e.value, '$.tenant_id')
+ WHERE json_extract(e.value, '$.to_state') IN (SELECT s.value FROM json_each(sqlc.arg(callback_states)) s)
+ON CONFLICT (tenant_id, operation_id, state) DO NOTHING;
+
+-- name: EscalationNoticesQueue :exec
+-- The owning team's notice of each event reaching ESCALATED.
+INSERT INTO escalation_outbox (tenant_id, operation_id, fence_token, created_at, next_attempt_at)
+SELECT json_extract(e.value, '$.tenant_id'), json_extract(e.value, '$.operation_id'),
+       json_extract(e.value, '$.fence_token'), json_extract(e.value, '$.at'), json_extract(e.value, '$.at')
+  FROM json_each(sqlc.arg(events)) e
+ WHERE json_extract(e.value, '$.to_state') = 'ESCALATED'
+ON CONFLICT (tenant_id, operation_id, fence_token) DO NOTHING;
