@@ -169,8 +169,9 @@ type Ledger struct {
 	observer Observer // told what each committed write of events wrote
 }
 
-// SetObserver sets the observer the Ledger tells, after each commit, the
-// transitions and refusals it wrote (nil: nobody).
+// SetObserver makes o the observer the Ledger tells, after each commit,
+// the transitions and refusals it wrote (nil: nobody). Set it once, right
+// after the store is opened, before it is used.
 func (l *Ledger) SetObserver(o Observer) { l.observer = o }
 
 // New returns the Ledger over d. now is the clock of every lease, deadline

@@ -29,9 +29,8 @@ type Store struct {
 	// Ledger holds the rules of the methods that have moved onto the
 	// driver (ledger.Driver); they are promoted from it.
 	*ledger.Ledger
-	pool     *pgxpool.Pool
-	now      func() time.Time
-	observer ledger.Observer // nil: nobody is told
+	pool *pgxpool.Pool
+	now  func() time.Time
 }
 
 var (
@@ -157,14 +156,6 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Store {
 		now = time.Now
 	}
 	return &Store{Ledger: ledger.New(newDriver(pool), now), pool: pool, now: now}
-}
-
-// SetObserver makes o the observer of every transition the store commits
-// (ledger.Observer). Set it once, right after New, before the store is
-// used.
-func (s *Store) SetObserver(o ledger.Observer) {
-	s.observer = o
-	s.Ledger.SetObserver(o)
 }
 
 // Pool returns the store's pool, for callers that want to open their own

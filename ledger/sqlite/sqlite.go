@@ -27,18 +27,9 @@ type Store struct {
 	// Ledger holds the rules of the methods that have moved onto the
 	// driver (ledger.Driver); they are promoted from it.
 	*ledger.Ledger
-	w        *sql.DB // the single writer
-	r        *sql.DB // readers
-	now      func() time.Time
-	observer ledger.Observer // nil: nobody is told
-}
-
-// SetObserver makes o the observer of every transition the store commits
-// (ledger.Observer). Set it once, right after Open or Connect, before the
-// store is used.
-func (s *Store) SetObserver(o ledger.Observer) {
-	s.observer = o
-	s.Ledger.SetObserver(o)
+	w   *sql.DB // the single writer
+	r   *sql.DB // readers
+	now func() time.Time
 }
 
 var (
