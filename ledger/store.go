@@ -67,8 +67,11 @@ type Store interface {
 	SweepExpired(ctx context.Context) (int, error)
 	// LeaseUnknown leases up to n UNKNOWN operations that are due for
 	// reconciliation and not leased by another reconciler. The fence is
-	// incremented; the state stays UNKNOWN.
-	LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]Operation, error)
+	// incremented; the state stays UNKNOWN. Operations of the skipTargets
+	// are left alone, due and untouched: the reconciler names the targets
+	// whose concurrency it has used up, so a hung target's backlog waits
+	// for a free slot (here or in another replica) instead of a batch.
+	LeaseUnknown(ctx context.Context, n int, lease time.Duration, skipTargets ...string) ([]Operation, error)
 
 	// Ping reports whether the database answers, for readiness checks.
 	Ping(ctx context.Context) error

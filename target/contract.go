@@ -91,6 +91,30 @@ type Contract struct {
 	// BodyFields are written into the create body at send time, after the
 	// payload was approved and hashed; values may name tenant parameters.
 	BodyFields []BodyField
+	// Reconcile is how the reconciler treats the target; its zero value
+	// is the defaults.
+	Reconcile Reconcile
+}
+
+// Reconcile is a contract's reconcile block.
+type Reconcile struct {
+	// Concurrency bounds the target's lookups and replays in progress at
+	// once in one reconciler, so that a target that hangs holds only its
+	// own slots; 0 = DefaultReconcileConcurrency.
+	Concurrency int
+}
+
+// DefaultReconcileConcurrency is the reconcile concurrency of a contract
+// that states none.
+const DefaultReconcileConcurrency = 4
+
+// ReconcileConcurrency is the contract's reconcile concurrency, or
+// DefaultReconcileConcurrency.
+func (c *Contract) ReconcileConcurrency() int {
+	if c.Reconcile.Concurrency <= 0 {
+		return DefaultReconcileConcurrency
+	}
+	return c.Reconcile.Concurrency
 }
 
 // Owner is the team that owns the target's contract and its escalations.

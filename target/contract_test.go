@@ -316,6 +316,17 @@ func TestContract_WebhookMaxBodyBytes(t *testing.T) {
 	}
 }
 
+// The reconcile concurrency defaults when the contract states none (the
+// refusals are in TestParse_Errors).
+func TestContract_ReconcileConcurrency(t *testing.T) {
+	if got := parseOne(t, "").ReconcileConcurrency(); got != DefaultReconcileConcurrency {
+		t.Errorf("default ReconcileConcurrency = %d, want %d", got, DefaultReconcileConcurrency)
+	}
+	if got := parseOne(t, "    reconcile: {concurrency: 2}\n").ReconcileConcurrency(); got != 2 {
+		t.Errorf("ReconcileConcurrency = %d, want 2", got)
+	}
+}
+
 // CheckSignatureHeader refuses, without the body, what Verify could
 // never accept.
 func TestCheckSignatureHeader(t *testing.T) {

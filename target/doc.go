@@ -83,6 +83,8 @@
 //	      Stripe-Account: "{tenant.account}"
 //	    body_fields:                       # optional; written into the create body at send time
 //	      transfer_data.destination: "{tenant.destination}"
+//	    reconcile:                         # optional
+//	      concurrency: 4                   # default 4, 1 ≤ n ≤ 256; lookups and replays in progress at once
 //
 // Further rules: succeeded and accepted_pending only for 2xx statuses; a
 // status appears once; idempotency.concurrent: conflict needs an in_progress

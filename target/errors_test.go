@@ -339,6 +339,14 @@ func TestParse_Errors(t *testing.T) {
 		{"webhook body limit not a number", edit("    webhook: {secret_env: X, max_body_bytes: 64KiB}\n"), []string{
 			"c.yaml:9: targets[0].webhook.max_body_bytes: must be a whole number of bytes from 1 to 1048576"}},
 
+		// reconcile
+		{"reconcile concurrency zero", edit("    reconcile: {concurrency: 0}\n"), []string{
+			"c.yaml:9: targets[0].reconcile.concurrency: must be a whole number from 1 to 256; leave it out for the default 4"}},
+		{"reconcile concurrency not a number", edit("    reconcile: {concurrency: many}\n"), []string{
+			"c.yaml:9: targets[0].reconcile.concurrency: must be a whole number from 1 to 256; leave it out for the default 4"}},
+		{"reconcile unknown field", edit("    reconcile: {concurency: 2}\n"), []string{
+			"c.yaml:9: targets[0].reconcile.concurency: unknown field (allowed here: concurrency)"}},
+
 		// Problems in several targets are all reported.
 		{"errors in two targets", replace("deadline: 24h", "deadline: 1 day", strings.Replace(second, "name: T1", "name: t2", 1)+"    timeout: 1 min\n"), []string{
 			`c.yaml:6: targets[0].deadline: "1 day" is not a duration (use e.g. 24h)`,

@@ -123,6 +123,7 @@ func TestLoad_CompleteFile(t *testing.T) {
 			Headers: []Header{{Name: "Payments-Account", Value: "{tenant.account}"},
 				{Name: "Payments-Version", Value: "2026-11-01"}},
 			BodyFields: []BodyField{{Path: "transfer.destination", Value: "{tenant.destination}"}},
+			Reconcile:  Reconcile{Concurrency: 2},
 		}},
 		{"provisioning", Contract{
 			Name:          "provisioning",

@@ -22,6 +22,9 @@ const (
 	// the most a contract's webhook.max_body_bytes may ask for: the
 	// setting can only lower it.
 	MaxWebhookBody = 1 << 20
+	// MaxReconcileConcurrency bounds reconcile.concurrency: more than the
+	// reconciler's workers would never be used.
+	MaxReconcileConcurrency = 256
 )
 
 var (
@@ -33,7 +36,8 @@ var (
 
 	targetFields = []string{"name", "owner", "documentation", "base_url", "timeout", "deadline", "create",
 		"reference_field", "tenant_field", "idempotency", "lookup", "conditional_update",
-		"late_requests_rejected", "outcomes", "response", "webhook", "auth", "encoding", "headers", "body_fields"}
+		"late_requests_rejected", "outcomes", "response", "webhook", "auth", "encoding", "headers", "body_fields",
+		"reconcile"}
 	createMethods = []string{"POST", "PUT", "PATCH", "DELETE"}
 )
 
@@ -158,6 +162,17 @@ func (d *decoder) target(n ast.Node, path string) (*Contract, *object) {
 				wh.fail("max_body_bytes", "must be a whole number of bytes from 1 to %d", MaxWebhookBody)
 			} else {
 				c.Webhook.MaxBodyBytes = n
+			}
+		}
+	}
+	if rc := o.child("reconcile", "concurrency"); rc != nil {
+		if s, ok := rc.scalar("concurrency"); ok {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > MaxReconcileConcurrency {
+				rc.fail("concurrency", "must be a whole number from 1 to %d; leave it out for the default %d",
+					MaxReconcileConcurrency, DefaultReconcileConcurrency)
+			} else {
+				c.Reconcile.Concurrency = n
 			}
 		}
 	}

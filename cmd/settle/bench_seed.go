@@ -69,7 +69,7 @@ func (b backlog) row(i int) []any {
 // writes that put back what a measure consumed.
 type benchBackend struct {
 	st interface {
-		LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error)
+		LeaseUnknown(ctx context.Context, n int, lease time.Duration, skipTargets ...string) ([]ledger.Operation, error)
 		ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error)
 		SweepExpired(ctx context.Context) (int, error)
 	}

@@ -145,6 +145,26 @@ func (f *fixture) unknown(tenant string) ledger.Operation {
 	return f.get(op)
 }
 
+// unknownOn drives a new operation of target to UNKNOWN through lease
+// expiry.
+func (f *fixture) unknownOn(tenant, target string) ledger.Operation {
+	f.t.Helper()
+	n := f.newOp(tenant)
+	n.Target = target
+	op, created, err := f.store.Create(f.ctx, n)
+	if err != nil || !created {
+		f.t.Fatalf("create: created=%v err=%v", created, err)
+	}
+	if _, err := f.store.Claim(f.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
+		f.t.Fatalf("claim: %v", err)
+	}
+	f.clk.Advance(time.Minute + time.Second)
+	if _, err := f.store.SweepExpired(f.ctx); err != nil {
+		f.t.Fatalf("sweep: %v", err)
+	}
+	return f.get(op)
+}
+
 // inState drives a new operation to s.
 func (f *fixture) inState(tenant string, s ledger.State) ledger.Operation {
 	f.t.Helper()

@@ -283,6 +283,51 @@ func testSweepAndLease(t *testing.T, h Harness) {
 		}
 	})
 
+	// A reconciler whose slots for a target are all taken names it: that
+	// target's due operations stay due and untouched, and the others are
+	// leased, even behind an older backlog of the skipped one.
+	t.Run("LeaseUnknownSkipsTargets", func(t *testing.T) {
+		f := setup(t, h)
+		var hung []ledger.Operation
+		for _, tenant := range []string{"acme", "acme", "acme", "beta", "beta"} {
+			hung = append(hung, f.unknownOn(tenant, "hung"))
+		}
+		f.clk.Advance(time.Second) // the healthy target's work is younger
+		healthy := map[string]bool{f.unknownOn("acme", "payments").ID: true, f.unknownOn("acme", "payments").ID: true}
+		before := make([]ledger.Operation, len(hung))
+		for i, op := range hung {
+			before[i] = f.get(op)
+		}
+		leased, err := f.store.LeaseUnknown(f.ctx, 2, time.Minute, "hung")
+		if err != nil || len(leased) != 2 {
+			t.Fatalf("leased %d, %v", len(leased), err)
+		}
+		for _, op := range leased {
+			if !healthy[op.ID] || op.Target != "payments" {
+				t.Fatalf("leased %s of target %s", op.ID, op.Target)
+			}
+		}
+		for i, op := range hung {
+			sameOp(t, before[i], f.get(op))
+		}
+		f.clk.Advance(2 * time.Minute) // the healthy leases run out
+		if got, err := f.store.LeaseUnknown(f.ctx, 50, time.Minute, "payments", "hung"); err != nil || len(got) != 0 {
+			t.Fatalf("leased %d with every target skipped, %v", len(got), err)
+		}
+		got, err := f.store.LeaseUnknown(f.ctx, 50, time.Minute, "payments")
+		if err != nil || len(got) != len(hung) {
+			t.Fatalf("leased %d of the %d skipped before, %v", len(got), len(hung), err)
+		}
+		for _, op := range got {
+			if op.Target != "hung" {
+				t.Fatalf("leased %s of target %s", op.ID, op.Target)
+			}
+		}
+		if got, err := f.store.LeaseUnknown(f.ctx, 50, time.Minute); err != nil || len(got) != 2 {
+			t.Fatalf("leased %d with none skipped, %v", len(got), err)
+		}
+	})
+
 	// One tenant's backlog must not starve another tenant's few.
 	t.Run("LeaseIsFairAcrossTenants", func(t *testing.T) {
 		f := setup(t, h)

@@ -340,6 +340,20 @@ var planCases = []planCase{
 			}
 			return err
 		}},
+	// A saturated target is filtered on the heap row after the same probe.
+	{name: "LeaseUnknown/SkipTargets", want: []string{"operation_ledger_unknown_tenant"},
+		run: func(ctx context.Context, f *planFixture) error {
+			ops, err := f.s.LeaseUnknown(ctx, 100, time.Minute, "payouts")
+			if err == nil && len(ops) == 0 {
+				err = fmt.Errorf("leased nothing")
+			}
+			for _, op := range ops {
+				if op.Target == "payouts" {
+					return fmt.Errorf("leased %s of the skipped target", op.ID)
+				}
+			}
+			return err
+		}},
 	{name: "LeaseOperation", want: []string{"operation_ledger_pkey"}, run: func(ctx context.Context, f *planFixture) error {
 		_, err := f.s.LeaseOperation(ctx, f.unknown.Tenant, f.unknown.ID, time.Minute)
 		return err

@@ -20,10 +20,14 @@ import (
 // UNKNOWN operations (one probe of operation_ledger_unknown_tenant each,
 // migration 00042), reads at most n of each one's oldest due ids from that
 // index, and locks only the n it takes, skipping rows another replica has
-// locked (SKIP LOCKED) instead of queuing behind them.
-func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
+// locked (SKIP LOCKED) instead of queuing behind them. The skipped targets
+// are filtered on the heap row inside the LATERAL, after the index probe.
+func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration, skipTargets ...string) ([]ledger.Operation, error) {
 	if lease <= 0 || n <= 0 {
 		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
+	}
+	if skipTargets == nil {
+		skipTargets = []string{} // nil is NULL, and <> ALL(NULL) would skip everything
 	}
 	now := s.clock()
 	ops, err := collect(s.pool.Query(ctx, `
@@ -37,7 +41,7 @@ WITH RECURSIVE tenants(id) AS (
 		row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.next_reconcile_at, d.operation_id) AS rank
 	FROM tenants t CROSS JOIN LATERAL (
 		SELECT tenant_id, operation_id, next_reconcile_at FROM operation_ledger
-		WHERE tenant_id = t.id AND state = 'UNKNOWN' AND next_reconcile_at <= $1
+		WHERE tenant_id = t.id AND state = 'UNKNOWN' AND next_reconcile_at <= $1 AND target <> ALL($4::text[])
 		ORDER BY next_reconcile_at, operation_id LIMIT $2) d
 	WHERE t.id IS NOT NULL
 ), picked AS (
@@ -50,7 +54,7 @@ UPDATE operation_ledger o SET fence_token = o.fence_token + 1, lease_expires_at 
 FROM picked p
 WHERE o.tenant_id = p.tenant_id AND o.operation_id = p.operation_id
 	AND o.state = 'UNKNOWN' AND o.next_reconcile_at <= $1
-RETURNING `+oCols, now, n, now.Add(lease)))
+RETURNING `+oCols, now, n, now.Add(lease), skipTargets))
 	if err != nil {
 		return nil, fmt.Errorf("lease unknown: %w", err)
 	}

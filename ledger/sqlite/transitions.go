@@ -14,14 +14,23 @@ import (
 // cost does not grow with the backlog: it walks the tenants with UNKNOWN
 // work through operation_ledger_unknown_tenant (00042), bounds each one's
 // candidates at its n-th due time (SQLite has no LATERAL), and ranks only
-// those. The single writer takes no row locks to skip.
-func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([]ledger.Operation, error) {
+// those. The single writer takes no row locks to skip. The skipped targets
+// (a JSON list) are left out of the bound as well as of the candidates, so
+// that their backlog does not use up a tenant's n.
+func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration, skipTargets ...string) ([]ledger.Operation, error) {
 	if lease <= 0 || n <= 0 {
 		return nil, ledger.Errorf(ledger.EInvalid, "batch size and lease must be positive")
 	}
+	if skipTargets == nil {
+		skipTargets = []string{}
+	}
+	skip, err := json.Marshal(skipTargets)
+	if err != nil {
+		return nil, fmt.Errorf("lease unknown: %w", err)
+	}
 	now := s.clock()
 	var ops []ledger.Operation
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		ops, err = collect(tx.QueryContext(ctx, `UPDATE operation_ledger SET
 			fence_token = fence_token + 1, lease_expires_at = ?1, next_reconcile_at = ?1, updated_at = ?2
@@ -35,6 +44,7 @@ func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([
 				), bound AS (
 					SELECT t.id, coalesce((SELECT next_reconcile_at FROM operation_ledger
 						WHERE tenant_id = t.id AND state = 'UNKNOWN' AND next_reconcile_at <= ?2
+							AND target NOT IN (SELECT value FROM json_each(?4))
 						ORDER BY next_reconcile_at LIMIT 1 OFFSET ?3 - 1), ?2) AS upto
 					FROM tenants t WHERE t.id IS NOT NULL
 				), due AS (
@@ -42,9 +52,10 @@ func (s *Store) LeaseUnknown(ctx context.Context, n int, lease time.Duration) ([
 						row_number() OVER (PARTITION BY o.tenant_id ORDER BY o.next_reconcile_at, o.operation_id) AS rank
 					FROM bound b CROSS JOIN operation_ledger o INDEXED BY operation_ledger_unknown_tenant
 					WHERE o.tenant_id = b.id AND o.state = 'UNKNOWN' AND o.next_reconcile_at <= b.upto
+						AND o.target NOT IN (SELECT value FROM json_each(?4))
 				)
 				SELECT tenant_id, operation_id FROM due ORDER BY rank, next_reconcile_at LIMIT ?3)
-			RETURNING `+cols, micros(now.Add(lease)), micros(now), n))
+			RETURNING `+cols, micros(now.Add(lease)), micros(now), n, string(skip)))
 		return err
 	})
 	if err != nil {
