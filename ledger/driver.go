@@ -33,6 +33,7 @@ type Driver interface {
 	GaugeDriver
 	FigureDriver
 	OperationDriver
+	ReadDriver
 	ResolutionDriver
 	CreateDriver
 	TransitionDriver

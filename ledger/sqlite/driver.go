@@ -14,6 +14,7 @@ import (
 type driver struct {
 	writer *sql.DB
 	x      dbsqlc.DBTX // the writer or its transaction, for the statements not yet in sqlc
+	rx     dbsqlc.DBTX // the readers or the writer's transaction: what r runs on
 	w, r   *dbsqlc.Queries
 	tx     bool // w and r run in the writer's transaction of WithTx
 }
@@ -21,7 +22,7 @@ type driver struct {
 var _ ledger.Driver = driver{}
 
 func newDriver(w, r *sql.DB) driver {
-	return driver{writer: w, x: w, w: dbsqlc.New(w), r: dbsqlc.New(r)}
+	return driver{writer: w, x: w, rx: r, w: dbsqlc.New(w), r: dbsqlc.New(r)}
 }
 
 // inTx runs fn with the writer's queries bound to one transaction,
@@ -42,7 +43,7 @@ func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) err
 	}
 	defer tx.Rollback()
 	q := d.w.WithTx(tx)
-	if err := fn(driver{writer: d.writer, x: tx, w: q, r: q, tx: true}); err != nil {
+	if err := fn(driver{writer: d.writer, x: tx, rx: tx, w: q, r: q, tx: true}); err != nil {
 		return err
 	}
 	return tx.Commit()
