@@ -27,7 +27,6 @@ func columns(alias string) string {
 }
 
 var (
-	cols  = columns("")
 	oCols = columns("o")
 )
 
