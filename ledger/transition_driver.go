@@ -37,6 +37,20 @@ type TransitionDriver interface {
 	// with their events, skipping rows another statement holds; it
 	// returns the transitions.
 	OperationSweepExpired(ctx context.Context, p SweepParams) ([]Transition, error)
+	// OperationLeaseDue leases up to p.Max UNKNOWN operations due by
+	// p.Now, none of p.SkipTargets': the next fence, a lease and the next
+	// look at p.LeaseEnd, the state unchanged, no event. It picks fairly
+	// across tenants — each tenant's oldest due first, rank by rank — at
+	// a cost that does not grow with the backlog, and skips rows another
+	// replica holds.
+	OperationLeaseDue(ctx context.Context, p LeaseDueParams) ([]Operation, error)
+}
+
+// LeaseDueParams are OperationLeaseDue's.
+type LeaseDueParams struct {
+	Max           int
+	Now, LeaseEnd time.Time
+	SkipTargets   []string // never nil
 }
 
 // TransitionEvent is the actor and reason of the events a primitive
@@ -257,4 +271,25 @@ func (l *Ledger) SweepExpired(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// LeaseUnknown implements Store. The lease moves next_reconcile_at to its
+// end, so a reconciler that dies simply makes the operation due again when
+// its lease runs out. Picking is fair across tenants: a tenant with ten
+// thousand due operations gets no more of a batch than one with ten until
+// the smaller runs out.
+func (l *Ledger) LeaseUnknown(ctx context.Context, n int, lease time.Duration, skipTargets ...string) ([]Operation, error) {
+	if lease <= 0 || n <= 0 {
+		return nil, Errorf(EInvalid, "batch size and lease must be positive")
+	}
+	if skipTargets == nil {
+		skipTargets = []string{} // a NULL list would skip everything
+	}
+	now := l.clock()
+	ops, err := l.d.OperationLeaseDue(ctx, LeaseDueParams{Max: n, Now: now, LeaseEnd: now.Add(lease),
+		SkipTargets: skipTargets})
+	if err != nil {
+		return nil, fmt.Errorf("lease unknown: %w", err)
+	}
+	return ops, nil
 }

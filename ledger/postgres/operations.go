@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,76 +11,6 @@ import (
 	"settle/ledger"
 	"settle/ledger/postgres/internal/dbsqlc"
 )
-
-// columns returns the operation columns in scan order, qualified by alias.
-func columns(alias string) string {
-	a := ""
-	if alias != "" {
-		a = alias + "."
-	}
-	return fmt.Sprintf(`%[1]stenant_id, %[1]soperation_id::text, %[1]soperation_type, %[1]sintent_ref,
-	%[1]starget, %[1]spayload, %[1]spayload_hash, %[1]sremote_key::text, %[1]sstate, %[1]sfence_token,
-	%[1]sattempt_count, %[1]slease_expires_at, %[1]sremote_ref, %[1]sretry_window_end, %[1]sdeadline,
-	%[1]snext_reconcile_at, %[1]sreason, %[1]screated_at, %[1]supdated_at, %[1]slast_sent_at,
-	%[1]sfirst_claimed_at, %[1]sretry_window_micros`, a)
-}
-
-var (
-	oCols = columns("o")
-)
-
-func scanOperation(row pgx.Row) (ledger.Operation, error) {
-	var (
-		op        ledger.Operation
-		state     string
-		remoteRef *string
-		window    int64
-	)
-	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
-		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &op.LeaseExpiresAt,
-		&remoteRef, &op.RetryWindowEnd, &op.Deadline, &op.NextReconcileAt, &op.Reason,
-		&op.CreatedAt, &op.UpdatedAt, &op.LastSentAt, &op.FirstClaimedAt, &window)
-	if err != nil {
-		return op, err
-	}
-	op.State, op.RetryWindow = ledger.State(state), time.Duration(window)*time.Microsecond
-	if remoteRef != nil {
-		op.RemoteRef = *remoteRef
-	}
-	utc(&op.RetryWindowEnd)
-	utc(&op.CreatedAt)
-	utc(&op.UpdatedAt)
-	utcp(op.LeaseExpiresAt)
-	utcp(op.Deadline)
-	utcp(op.NextReconcileAt)
-	utcp(op.LastSentAt)
-	utcp(op.FirstClaimedAt)
-	return op, nil
-}
-
-func utc(t *time.Time) { *t = t.UTC() }
-
-func utcp(t *time.Time) {
-	if t != nil {
-		*t = t.UTC()
-	}
-}
-
-func collect(rows pgx.Rows, err error) ([]ledger.Operation, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ops []ledger.Operation
-	for rows.Next() {
-		op, err := scanOperation(rows)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
-	}
-	return ops, rows.Err()
-}
 
 // CreateTx creates the operation inside the caller's transaction (the
 // transactional outbox): it becomes visible, and claimable, only when tx
@@ -181,4 +110,11 @@ func (d driver) PayloadConflictCount(ctx context.Context, tenant string, w ledge
 	n, err := d.q.PayloadConflictCount(ctx, dbsqlc.PayloadConflictCountParams{TenantID: tenant, Since: w.Since,
 		Until: w.Until})
 	return int(n), err
+}
+
+// utcp makes a read time UTC, when there is one.
+func utcp(t *time.Time) {
+	if t != nil {
+		*t = t.UTC()
+	}
 }

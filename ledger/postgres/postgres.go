@@ -170,5 +170,3 @@ func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
 }
-
-func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

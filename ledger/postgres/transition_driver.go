@@ -58,3 +58,17 @@ func (d driver) OperationSweepExpired(ctx context.Context, p ledger.SweepParams)
 	}
 	return out, err
 }
+
+// OperationLeaseDue implements ledger.TransitionDriver in one statement: a
+// recursive loose scan of operation_ledger_unknown_tenant finds the
+// tenants with UNKNOWN work, a LATERAL reads at most p.Max of each one's
+// oldest due ids, and only the p.Max taken are locked, with SKIP LOCKED.
+func (d driver) OperationLeaseDue(ctx context.Context, p ledger.LeaseDueParams) ([]ledger.Operation, error) {
+	rows, err := d.q.OperationLeaseDue(ctx, dbsqlc.OperationLeaseDueParams{LeaseEnd: p.LeaseEnd, Now: p.Now,
+		SkipTargets: p.SkipTargets, Max: int32(p.Max)})
+	out := make([]ledger.Operation, len(rows))
+	for i, r := range rows {
+		out[i] = operationOf(dbsqlc.OperationGetRow(r))
+	}
+	return out, err
+}

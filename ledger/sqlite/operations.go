@@ -11,51 +11,6 @@ import (
 	"settle/ledger/sqlite/internal/dbsqlc"
 )
 
-const cols = `tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
-	remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref, retry_window_end,
-	deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at, first_claimed_at,
-	retry_window_micros`
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanOperation(row scanner) (ledger.Operation, error) {
-	var (
-		op                                          ledger.Operation
-		state                                       string
-		lease, deadline, next, lastSent, firstClaim sql.NullInt64
-		remoteRef                                   sql.NullString
-		windowEnd, created, updated, window         int64
-	)
-	err := row.Scan(&op.Tenant, &op.ID, &op.Type, &op.IntentRef, &op.Target, &op.Payload,
-		&op.PayloadHash, &op.RemoteKey, &state, &op.Fence, &op.Attempts, &lease, &remoteRef,
-		&windowEnd, &deadline, &next, &op.Reason, &created, &updated, &lastSent, &firstClaim, &window)
-	if err != nil {
-		return op, err
-	}
-	op.State, op.RemoteRef = ledger.State(state), remoteRef.String
-	op.LeaseExpiresAt, op.Deadline, op.NextReconcileAt = fromNull(lease), fromNull(deadline), fromNull(next)
-	op.LastSentAt, op.FirstClaimedAt = fromNull(lastSent), fromNull(firstClaim)
-	op.RetryWindowEnd, op.CreatedAt, op.UpdatedAt = fromMicros(windowEnd), fromMicros(created), fromMicros(updated)
-	op.RetryWindow = time.Duration(window) * time.Microsecond
-	return op, nil
-}
-
-func collect(rows *sql.Rows, err error) ([]ledger.Operation, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ops []ledger.Operation
-	for rows.Next() {
-		op, err := scanOperation(rows)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
-	}
-	return ops, rows.Err()
-}
-
 // OperationInsertIfNew implements ledger.CreateDriver: the operation and
 // its event in one transaction on the writer.
 func (d driver) OperationInsertIfNew(ctx context.Context, op ledger.Operation, evidence []byte) (ledger.Operation, bool, error) {

@@ -168,21 +168,6 @@ func (s *Store) Close() error {
 	return errR
 }
 
-func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
-
-// inTx runs fn in one IMMEDIATE transaction on the writer.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
 // Times are INTEGER microseconds since the epoch.
 func micros(t time.Time) int64 { return t.UnixMicro() }
 

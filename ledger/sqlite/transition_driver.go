@@ -168,3 +168,36 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// OperationLeaseDue implements ledger.TransitionDriver: the pick
+// (SQLite has no LATERAL: each tenant's candidates are bounded at its
+// p.Max-th due time instead), then the lease of those picked, in one
+// transaction on the single writer, which takes no row locks to skip.
+func (d driver) OperationLeaseDue(ctx context.Context, p ledger.LeaseDueParams) ([]ledger.Operation, error) {
+	skip, err := json.Marshal(p.SkipTargets)
+	if err != nil {
+		return nil, err
+	}
+	var ops []ledger.Operation
+	err = d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		picked, err := q.OperationDuePick(ctx, dbsqlc.OperationDuePickParams{Max: int64(p.Max), Now: micros(p.Now),
+			SkipTargets: string(skip)})
+		if err != nil || len(picked) == 0 {
+			ops = nil
+			return err
+		}
+		pairs := make([][2]string, len(picked))
+		for i, r := range picked {
+			pairs[i] = [2]string{r.TenantID, r.OperationID}
+		}
+		js, err := json.Marshal(pairs)
+		if err != nil {
+			return err
+		}
+		rows, err := q.OperationLease(ctx, dbsqlc.OperationLeaseParams{LeaseEnd: micros(p.LeaseEnd), Now: micros(p.Now),
+			Picked: string(js)})
+		ops = operations(rows)
+		return err
+	})
+	return ops, err
+}

@@ -123,3 +123,40 @@ WITH picked AS (
       FROM u
 )
 SELECT u.tenant_id, u.operation_id::text AS operation_id, u.target, u.updated_at FROM u;
+
+-- name: OperationLeaseDue :many
+-- Walks the tenants that have UNKNOWN operations (a loose index scan of
+-- operation_ledger_unknown_tenant), reads at most @max of each one's
+-- oldest due ids, ranks them within their tenant and takes the @max best
+-- ranks, locking only those, with SKIP LOCKED. The skipped targets are
+-- filtered on the heap row inside the LATERAL, after the index probe.
+WITH RECURSIVE tenants(id) AS (
+    SELECT min(t0.tenant_id) FROM operation_ledger t0 WHERE t0.state = 'UNKNOWN'
+    UNION ALL
+    SELECT (SELECT min(t1.tenant_id) FROM operation_ledger t1 WHERE t1.state = 'UNKNOWN' AND t1.tenant_id > t.id)
+      FROM tenants t WHERE t.id IS NOT NULL
+), due AS (
+    SELECT d.tenant_id, d.operation_id, d.next_reconcile_at,
+           row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.next_reconcile_at, d.operation_id) AS rank
+      FROM tenants t CROSS JOIN LATERAL (
+           SELECT l.tenant_id, l.operation_id, l.next_reconcile_at FROM operation_ledger l
+            WHERE l.tenant_id = t.id AND l.state = 'UNKNOWN' AND l.next_reconcile_at <= sqlc.arg(now)::timestamptz
+              AND l.target <> ALL(sqlc.arg(skip_targets)::text[])
+            ORDER BY l.next_reconcile_at, l.operation_id LIMIT sqlc.arg(max)::int) d
+     WHERE t.id IS NOT NULL
+), picked AS (
+    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
+     WHERE (p.tenant_id, p.operation_id) IN (
+           SELECT due.tenant_id, due.operation_id FROM due ORDER BY due.rank, due.next_reconcile_at
+            LIMIT sqlc.arg(max)::int)
+       FOR UPDATE SKIP LOCKED
+)
+UPDATE operation_ledger o SET fence_token = o.fence_token + 1, lease_expires_at = sqlc.arg(lease_end)::timestamptz,
+       next_reconcile_at = sqlc.arg(lease_end)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
+  FROM picked
+ WHERE o.tenant_id = picked.tenant_id AND o.operation_id = picked.operation_id
+   AND o.state = 'UNKNOWN' AND o.next_reconcile_at <= sqlc.arg(now)::timestamptz
+RETURNING o.tenant_id, o.operation_id::text AS operation_id, o.operation_type, o.intent_ref, o.target, o.payload,
+       o.payload_hash, o.remote_key::text AS remote_key, o.state, o.fence_token, o.attempt_count,
+       o.lease_expires_at, o.remote_ref, o.retry_window_end, o.deadline, o.next_reconcile_at, o.reason,
+       o.created_at, o.updated_at, o.last_sent_at, o.first_claimed_at, o.retry_window_micros;

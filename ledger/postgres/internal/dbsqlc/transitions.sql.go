@@ -229,6 +229,124 @@ func (q *Queries) OperationClaimBatch(ctx context.Context, arg OperationClaimBat
 	return items, nil
 }
 
+const operationLeaseDue = `-- name: OperationLeaseDue :many
+WITH RECURSIVE tenants(id) AS (
+    SELECT min(t0.tenant_id) FROM operation_ledger t0 WHERE t0.state = 'UNKNOWN'
+    UNION ALL
+    SELECT (SELECT min(t1.tenant_id) FROM operation_ledger t1 WHERE t1.state = 'UNKNOWN' AND t1.tenant_id > t.id)
+      FROM tenants t WHERE t.id IS NOT NULL
+), due AS (
+    SELECT d.tenant_id, d.operation_id, d.next_reconcile_at,
+           row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.next_reconcile_at, d.operation_id) AS rank
+      FROM tenants t CROSS JOIN LATERAL (
+           SELECT l.tenant_id, l.operation_id, l.next_reconcile_at FROM operation_ledger l
+            WHERE l.tenant_id = t.id AND l.state = 'UNKNOWN' AND l.next_reconcile_at <= $2::timestamptz
+              AND l.target <> ALL($3::text[])
+            ORDER BY l.next_reconcile_at, l.operation_id LIMIT $4::int) d
+     WHERE t.id IS NOT NULL
+), picked AS (
+    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
+     WHERE (p.tenant_id, p.operation_id) IN (
+           SELECT due.tenant_id, due.operation_id FROM due ORDER BY due.rank, due.next_reconcile_at
+            LIMIT $4::int)
+       FOR UPDATE SKIP LOCKED
+)
+UPDATE operation_ledger o SET fence_token = o.fence_token + 1, lease_expires_at = $1::timestamptz,
+       next_reconcile_at = $1::timestamptz, updated_at = $2::timestamptz
+  FROM picked
+ WHERE o.tenant_id = picked.tenant_id AND o.operation_id = picked.operation_id
+   AND o.state = 'UNKNOWN' AND o.next_reconcile_at <= $2::timestamptz
+RETURNING o.tenant_id, o.operation_id::text AS operation_id, o.operation_type, o.intent_ref, o.target, o.payload,
+       o.payload_hash, o.remote_key::text AS remote_key, o.state, o.fence_token, o.attempt_count,
+       o.lease_expires_at, o.remote_ref, o.retry_window_end, o.deadline, o.next_reconcile_at, o.reason,
+       o.created_at, o.updated_at, o.last_sent_at, o.first_claimed_at, o.retry_window_micros
+`
+
+type OperationLeaseDueParams struct {
+	LeaseEnd    time.Time
+	Now         time.Time
+	SkipTargets []string
+	Max         int32
+}
+
+type OperationLeaseDueRow struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	State             string
+	FenceToken        int64
+	AttemptCount      int32
+	LeaseExpiresAt    *time.Time
+	RemoteRef         pgtype.Text
+	RetryWindowEnd    time.Time
+	Deadline          *time.Time
+	NextReconcileAt   *time.Time
+	Reason            string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	LastSentAt        *time.Time
+	FirstClaimedAt    *time.Time
+	RetryWindowMicros int64
+}
+
+// Walks the tenants that have UNKNOWN operations (a loose index scan of
+// operation_ledger_unknown_tenant), reads at most @max of each one's
+// oldest due ids, ranks them within their tenant and takes the @max best
+// ranks, locking only those, with SKIP LOCKED. The skipped targets are
+// filtered on the heap row inside the LATERAL, after the index probe.
+func (q *Queries) OperationLeaseDue(ctx context.Context, arg OperationLeaseDueParams) ([]OperationLeaseDueRow, error) {
+	rows, err := q.db.Query(ctx, operationLeaseDue,
+		arg.LeaseEnd,
+		arg.Now,
+		arg.SkipTargets,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationLeaseDueRow
+	for rows.Next() {
+		var i OperationLeaseDueRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const operationRecord = `-- name: OperationRecord :many
 WITH i AS (
     SELECT r.v ->> 'tenant_id' AS tenant_id, (r.v ->> 'operation_id')::uuid AS operation_id,

@@ -204,6 +204,137 @@ func (q *Queries) OperationClaimBatch(ctx context.Context, arg OperationClaimBat
 	return items, nil
 }
 
+const operationDuePick = `-- name: OperationDuePick :many
+WITH RECURSIVE tenants AS (
+    SELECT (SELECT t0.tenant_id FROM operation_ledger t0 WHERE t0.state = 'UNKNOWN' ORDER BY t0.tenant_id LIMIT 1) AS id
+    UNION ALL
+    SELECT (SELECT t1.tenant_id FROM operation_ledger t1 WHERE t1.state = 'UNKNOWN' AND t1.tenant_id > t.id
+             ORDER BY t1.tenant_id LIMIT 1)
+      FROM tenants t WHERE t.id IS NOT NULL
+), bound AS (
+    SELECT t.id, coalesce((SELECT b0.next_reconcile_at FROM operation_ledger b0
+            WHERE b0.tenant_id = t.id AND b0.state = 'UNKNOWN' AND b0.next_reconcile_at <= CAST(?2 AS INTEGER)
+              AND b0.target NOT IN (SELECT s0.value FROM json_each(?3) s0)
+            ORDER BY b0.next_reconcile_at LIMIT 1 OFFSET CAST(?1 AS INTEGER) - 1),
+           CAST(?2 AS INTEGER)) AS upto
+      FROM tenants t WHERE t.id IS NOT NULL
+), due AS (
+    SELECT o.tenant_id, o.operation_id, o.next_reconcile_at,
+           row_number() OVER (PARTITION BY o.tenant_id ORDER BY o.next_reconcile_at, o.operation_id) AS tenant_rank
+      FROM bound b CROSS JOIN operation_ledger o INDEXED BY operation_ledger_unknown_tenant
+     WHERE o.tenant_id = b.id AND o.state = 'UNKNOWN' AND o.next_reconcile_at <= b.upto
+       AND o.target NOT IN (SELECT s1.value FROM json_each(?3) s1)
+)
+SELECT due.tenant_id, due.operation_id FROM due ORDER BY due.tenant_rank, due.next_reconcile_at
+ LIMIT CAST(?1 AS INTEGER)
+`
+
+type OperationDuePickParams struct {
+	Max         int64
+	Now         int64
+	SkipTargets interface{}
+}
+
+type OperationDuePickRow struct {
+	TenantID    string
+	OperationID string
+}
+
+// The reconciler's next lease, picked: walks the tenants with UNKNOWN work
+// through operation_ledger_unknown_tenant, bounds each one's candidates
+// at its @max-th due time (SQLite has no LATERAL), and ranks only those.
+// The skipped targets (a JSON list) are left out of the bound as well as
+// of the candidates, so that their backlog does not use up a tenant's
+// share. The single writer's transaction holds them for OperationLease.
+func (q *Queries) OperationDuePick(ctx context.Context, arg OperationDuePickParams) ([]OperationDuePickRow, error) {
+	rows, err := q.db.QueryContext(ctx, operationDuePick, arg.Max, arg.Now, arg.SkipTargets)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationDuePickRow
+	for rows.Next() {
+		var i OperationDuePickRow
+		if err := rows.Scan(&i.TenantID, &i.OperationID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const operationLease = `-- name: OperationLease :many
+UPDATE operation_ledger SET fence_token = fence_token + 1, lease_expires_at = CAST(?1 AS INTEGER),
+       next_reconcile_at = CAST(?1 AS INTEGER), updated_at = CAST(?2 AS INTEGER)
+ WHERE (tenant_id, operation_id) IN (
+       SELECT json_extract(p.value, '$[0]'), json_extract(p.value, '$[1]') FROM json_each(?3) p)
+   AND state = 'UNKNOWN' AND next_reconcile_at <= CAST(?2 AS INTEGER)
+RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
+       remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
+       retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
+       first_claimed_at, retry_window_micros
+`
+
+type OperationLeaseParams struct {
+	LeaseEnd int64
+	Now      int64
+	Picked   interface{}
+}
+
+// Leases the operations picked (a JSON array of [tenant, id] pairs) that
+// are still UNKNOWN and due.
+func (q *Queries) OperationLease(ctx context.Context, arg OperationLeaseParams) ([]OperationLedger, error) {
+	rows, err := q.db.QueryContext(ctx, operationLease, arg.LeaseEnd, arg.Now, arg.Picked)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationLedger
+	for rows.Next() {
+		var i OperationLedger
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const operationRecordOne = `-- name: OperationRecordOne :many
 UPDATE operation_ledger SET state = ?1,
     remote_ref = coalesce(nullif(CAST(?2 AS TEXT), ''), remote_ref), lease_expires_at = NULL,
