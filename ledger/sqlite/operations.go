@@ -88,8 +88,8 @@ func (d driver) OperationByIntent(ctx context.Context, tenant, opType, intentRef
 }
 
 // OperationFind implements ledger.OperationDriver. The indexes are named
-// as in Search (browse.go): unnamed, SQLite reads the tenant's every row
-// through the primary key.
+// as in Search (dialect.Hint, reads.go): unnamed, SQLite reads the
+// tenant's every row through the primary key.
 func (d driver) OperationFind(ctx context.Context, tenant, ref, id string) ([]ledger.Operation, error) {
 	rows, err := d.r.OperationFind(ctx, dbsqlc.OperationFindParams{TenantID: tenant, Ref: ref,
 		ID: sql.NullString{String: id, Valid: id != ""}})
