@@ -20,10 +20,12 @@ type TransitionDriver interface {
 	// start of its same-key replay window; with its event. found is false,
 	// and nothing written, when it is not.
 	OperationClaim(ctx context.Context, p ClaimParams) (op Operation, found bool, err error)
-	// OperationClaimBatch claims, as OperationClaim, up to p.Max of the
-	// oldest PREPARED operations, oldest first, each leased for its
-	// target's lease in p.Leases (microseconds by target) or else p.Lease,
-	// skipping rows another claim holds.
+	// OperationClaimBatch claims, as OperationClaim, up to p.Max PREPARED
+	// operations fairly across tenants — each tenant's oldest first, rank
+	// by rank, so one tenant's burst does not delay the others — each
+	// leased for its target's lease in p.Leases (microseconds by target)
+	// or else p.Lease, skipping rows another claim holds, and returns them
+	// oldest first.
 	OperationClaimBatch(ctx context.Context, p ClaimBatchParams) ([]Operation, error)
 	// OperationRecord applies each row to its operation if it is still in
 	// the row's From state at its Fence, with the row's event, and queues

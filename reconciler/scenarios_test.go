@@ -320,3 +320,45 @@ func TestReconciler_TenantFairness(t *testing.T) {
 		}
 	})
 }
+
+// TestExecutor_TenantFairness: one tenant's burst does not delay the
+// others' sends. A tenant with 400 PREPARED charges is followed by ten
+// tenants with five each, all younger; a first-in-first-out claim would
+// send the whole burst first. Claims are fair across tenants, so the
+// small tenants' charges are all sent while most of the burst still
+// waits.
+func TestExecutor_TenantFairness(t *testing.T) {
+	t.Parallel()
+	const burst, tenants, each = 400, 10, 5
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		clk := ledgertest.NewClock()
+		r := newRigAt(t, h, sim.Config{Class: "B"}, nil, clk.Now)
+		big := r.createMany(burst, func(i int) (string, string, int) { return "big", fmt.Sprintf("big-%d", i), 100 })
+		clk.Advance(time.Second) // the small tenants' work is younger
+		small := r.createMany(tenants*each, func(i int) (string, string, int) {
+			return fmt.Sprintf("small-%d", i%tenants), fmt.Sprintf("small-%d", i), 100
+		})
+		r.runUntil("every small tenant's charges to be sent", func() bool {
+			for _, op := range small {
+				if r.get(op).State == ledger.Prepared {
+					return false
+				}
+			}
+			return true
+		}, r.executor(r.store))
+		sent := 0
+		for _, op := range big {
+			if r.get(op).State != ledger.Prepared {
+				sent++
+			}
+		}
+		// Fair claims take the burst's oldest once per round of eleven
+		// tenants: about one in eleven of the sends before the small
+		// tenants are done. The bound leaves room for the executor's
+		// batching, and is far below the 400 a FIFO claim sends first.
+		if sent > burst/4 {
+			t.Fatalf("%d of the burst's %d charges were sent before the small tenants' %d", sent, burst, len(small))
+		}
+		t.Logf("%d of the burst's charges sent before the small tenants' %d", sent, len(small))
+	})
+}

@@ -80,6 +80,39 @@ func testClaim(t *testing.T, h Harness) {
 		_, err = f.store.ClaimBatch(f.ctx, 0, time.Minute)
 		wantCode(t, err, ledger.EInvalid)
 	})
+	// One tenant's burst does not delay the others: a batch takes every
+	// tenant's oldest first, rank by rank, and fills up with the burst's
+	// next oldest; within a tenant and in the batch, oldest first.
+	t.Run("FairAcrossTenants", func(t *testing.T) {
+		f := setup(t, h)
+		for i := 0; i < 300; i++ {
+			f.create("big")
+		}
+		f.clk.Advance(time.Second) // the small tenants' work is younger
+		for i := 0; i < 10; i++ {
+			for _, tenant := range []string{"small-a", "small-b", "small-c"} {
+				f.create(tenant)
+			}
+		}
+		got, err := f.store.ClaimBatch(f.ctx, 50, time.Minute)
+		if err != nil || len(got) != 50 {
+			t.Fatalf("claimed %d, %v", len(got), err)
+		}
+		byTenant := map[string]int{}
+		for i, op := range got {
+			byTenant[op.Tenant]++
+			if i > 0 && op.CreatedAt.Before(got[i-1].CreatedAt) {
+				t.Fatalf("batch[%d] is older than batch[%d]: want oldest first", i, i-1)
+			}
+		}
+		if byTenant["small-a"] != 10 || byTenant["small-b"] != 10 || byTenant["small-c"] != 10 || byTenant["big"] != 20 {
+			t.Fatalf("first batch of 50 by tenant: %v; want each small tenant's 10 and 20 of the burst", byTenant)
+		}
+		rest, err := f.store.ClaimBatch(f.ctx, 500, time.Minute)
+		if err != nil || len(rest) != 280 {
+			t.Fatalf("the rest: %d, %v; want the burst's other 280", len(rest), err)
+		}
+	})
 }
 
 func testRecord(t *testing.T, h Harness) {

@@ -292,7 +292,7 @@ var planCases = []planCase{
 	// partial index, by its estimates (which for the sweep and the lease are
 	// 100 to 250 times too low): so only the partial index is required. See
 	// docs/performance.md for what each costs.
-	{name: "ClaimBatch", want: []string{"operation_ledger_claimable"},
+	{name: "ClaimBatch", want: []string{"operation_ledger_prepared_tenant"},
 		run: func(ctx context.Context, f *planFixture) error {
 			var err error
 			f.batch, err = f.s.ClaimBatch(ctx, 100, time.Minute)

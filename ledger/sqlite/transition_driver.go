@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"settle/ledger"
@@ -86,13 +87,20 @@ func (d driver) OperationClaim(ctx context.Context, p ledger.ClaimParams) (op le
 	return op, found, err
 }
 
-// OperationClaimBatch implements ledger.TransitionDriver in one
-// transaction on the single writer, which takes no row locks to skip.
+// OperationClaimBatch implements ledger.TransitionDriver: the fair pick,
+// then the claim of those picked, in one transaction on the single
+// writer, which takes no row locks to skip.
 func (d driver) OperationClaimBatch(ctx context.Context, p ledger.ClaimBatchParams) ([]ledger.Operation, error) {
 	var ops []ledger.Operation
 	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
-		rows, err := q.OperationClaimBatch(ctx, dbsqlc.OperationClaimBatchParams{Now: micros(p.Now),
-			TargetLeases: p.LeasesJSON(), DefaultLease: p.Lease.Microseconds(), Max: int64(p.Max)})
+		picked, err := q.OperationClaimPick(ctx, int64(p.Max))
+		if err != nil || len(picked) == 0 {
+			ops = nil
+			return err
+		}
+		js := pairsJSON(len(picked), func(i int) (string, string) { return picked[i].TenantID, picked[i].OperationID })
+		rows, err := q.OperationClaimPicked(ctx, dbsqlc.OperationClaimPickedParams{Now: micros(p.Now),
+			TargetLeases: p.LeasesJSON(), DefaultLease: p.Lease.Microseconds(), Picked: js})
 		if err != nil {
 			return err
 		}
@@ -155,6 +163,28 @@ func (d driver) OperationSweepExpired(ctx context.Context, p ledger.SweepParams)
 	return out, err
 }
 
+// pairsJSON is n picked operations as the JSON array of [tenant, id]
+// pairs that the statement after a pick reads.
+func pairsJSON(n int, at func(i int) (tenant, id string)) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		tenant, id := at(i)
+		t, _ := json.Marshal(tenant) // strings always encode
+		o, _ := json.Marshal(id)
+		b.WriteByte('[')
+		b.Write(t)
+		b.WriteByte(',')
+		b.Write(o)
+		b.WriteByte(']')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
 func nullMicros(t *time.Time) sql.NullInt64 {
 	if t == nil {
 		return sql.NullInt64{}
@@ -186,16 +216,9 @@ func (d driver) OperationLeaseDue(ctx context.Context, p ledger.LeaseDueParams) 
 			ops = nil
 			return err
 		}
-		pairs := make([][2]string, len(picked))
-		for i, r := range picked {
-			pairs[i] = [2]string{r.TenantID, r.OperationID}
-		}
-		js, err := json.Marshal(pairs)
-		if err != nil {
-			return err
-		}
+		js := pairsJSON(len(picked), func(i int) (string, string) { return picked[i].TenantID, picked[i].OperationID })
 		rows, err := q.OperationLease(ctx, dbsqlc.OperationLeaseParams{LeaseEnd: micros(p.LeaseEnd), Now: micros(p.Now),
-			Picked: string(js)})
+			Picked: js})
 		ops = operations(rows)
 		return err
 	})

@@ -11,7 +11,10 @@ WITH c AS (
             THEN sqlc.arg(now)::timestamptz + o.retry_window_micros * interval '1 microsecond'
             ELSE o.retry_window_end END
     WHERE o.tenant_id = @tenant_id AND o.operation_id = CAST(sqlc.arg(operation_id)::text AS uuid)
-        AND o.state = 'PREPARED' AND o.payload_hash = @payload_hash
+        -- Written so that no partial index of PREPARED rows matches: the
+        -- planner would walk the tenant's PREPARED operations in
+        -- operation_ledger_prepared_tenant instead of probing the key.
+        AND coalesce(o.state, '') = 'PREPARED' AND o.payload_hash = @payload_hash
     RETURNING o.*
 ), ev AS (
     INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
@@ -25,13 +28,35 @@ SELECT c.tenant_id, c.operation_id::text AS operation_id, c.operation_type, c.in
   FROM c;
 
 -- name: OperationClaimBatch :many
--- Claims as OperationClaim the oldest PREPARED operations, skipping rows
--- another claim holds; each row's lease is its target's in the JSON object
--- @target_leases (target to microseconds), or @default_lease.
-WITH picked AS (
-    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
-     WHERE p.state = 'PREPARED' ORDER BY p.created_at LIMIT @max
-       FOR UPDATE SKIP LOCKED
+-- Claims as OperationClaim up to @max PREPARED operations, fairly across
+-- tenants: it walks the tenants that have PREPARED work (a loose scan of
+-- operation_ledger_prepared_tenant), reads at most @max of each one's
+-- oldest, ranks them within their tenant and locks them rank by rank,
+-- oldest first within a rank, skipping rows another claim holds (SKIP
+-- LOCKED), so that the next replica takes the next rows and only the
+-- rows taken are locked. Each row's lease is its target's in the JSON
+-- object @target_leases (target to microseconds), or @default_lease.
+WITH RECURSIVE tenants(id) AS (
+    SELECT (SELECT t0.tenant_id FROM operation_ledger t0 WHERE t0.state = 'PREPARED' ORDER BY t0.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t1.tenant_id FROM operation_ledger t1 WHERE t1.state = 'PREPARED' AND t1.tenant_id > t.id
+             ORDER BY t1.tenant_id LIMIT 1)
+      FROM tenants t WHERE t.id IS NOT NULL
+), ranked AS (
+    SELECT d.tenant_id, d.operation_id, d.created_at,
+           row_number() OVER (PARTITION BY d.tenant_id ORDER BY d.created_at, d.operation_id) AS tenant_rank
+      FROM tenants t CROSS JOIN LATERAL (
+           SELECT l.tenant_id, l.operation_id, l.created_at FROM operation_ledger l
+            WHERE l.tenant_id = t.id AND l.state = 'PREPARED'
+            ORDER BY l.created_at, l.operation_id LIMIT sqlc.arg(max)::int) d
+     WHERE t.id IS NOT NULL
+), picked AS (
+    SELECT p.tenant_id, p.operation_id FROM ranked r
+      JOIN operation_ledger p ON p.tenant_id = r.tenant_id AND p.operation_id = r.operation_id
+     WHERE p.state = 'PREPARED'
+     ORDER BY r.tenant_rank, r.created_at
+     LIMIT sqlc.arg(max)::int
+       FOR UPDATE OF p SKIP LOCKED
 ), c AS (
     UPDATE operation_ledger o SET state = 'IN_FLIGHT',
         fence_token = o.fence_token + 1, attempt_count = o.attempt_count + 1,

@@ -124,7 +124,64 @@ func (q *Queries) OperationClaim(ctx context.Context, arg OperationClaimParams) 
 	return i, err
 }
 
-const operationClaimBatch = `-- name: OperationClaimBatch :many
+const operationClaimPick = `-- name: OperationClaimPick :many
+WITH RECURSIVE tenants AS (
+    SELECT (SELECT t0.tenant_id FROM operation_ledger t0 WHERE t0.state = 'PREPARED' ORDER BY t0.tenant_id LIMIT 1) AS id
+    UNION ALL
+    SELECT (SELECT t1.tenant_id FROM operation_ledger t1 WHERE t1.state = 'PREPARED' AND t1.tenant_id > t.id
+             ORDER BY t1.tenant_id LIMIT 1)
+      FROM tenants t WHERE t.id IS NOT NULL
+), bound AS (
+    SELECT t.id, coalesce((SELECT b0.created_at FROM operation_ledger b0 INDEXED BY operation_ledger_prepared_tenant
+            WHERE b0.tenant_id = t.id AND b0.state = 'PREPARED'
+            ORDER BY b0.created_at LIMIT 1 OFFSET CAST(?1 AS INTEGER) - 1),
+           9223372036854775807) AS upto
+      FROM tenants t WHERE t.id IS NOT NULL
+), ranked AS (
+    SELECT o.tenant_id, o.operation_id, o.created_at,
+           row_number() OVER (PARTITION BY o.tenant_id ORDER BY o.created_at, o.operation_id) AS tenant_rank
+      FROM bound b CROSS JOIN operation_ledger o INDEXED BY operation_ledger_prepared_tenant
+     WHERE o.tenant_id = b.id AND o.state = 'PREPARED' AND o.created_at <= b.upto
+)
+SELECT ranked.tenant_id, ranked.operation_id FROM ranked ORDER BY ranked.tenant_rank, ranked.created_at
+ LIMIT CAST(?1 AS INTEGER)
+`
+
+type OperationClaimPickRow struct {
+	TenantID    string
+	OperationID string
+}
+
+// The executor's next batch, picked fairly across tenants: walks the
+// tenants with PREPARED work through operation_ledger_prepared_tenant,
+// bounds each one's candidates at its @max-th oldest (SQLite has no
+// LATERAL), ranks them within their tenant and takes them rank by rank,
+// oldest first within a rank. The single writer's transaction holds
+// them for OperationClaimPicked.
+func (q *Queries) OperationClaimPick(ctx context.Context, max int64) ([]OperationClaimPickRow, error) {
+	rows, err := q.db.QueryContext(ctx, operationClaimPick, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationClaimPickRow
+	for rows.Next() {
+		var i OperationClaimPickRow
+		if err := rows.Scan(&i.TenantID, &i.OperationID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const operationClaimPicked = `-- name: OperationClaimPicked :many
 UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
     attempt_count = attempt_count + 1,
     lease_expires_at = CAST(?1 AS INTEGER) + coalesce(
@@ -135,30 +192,31 @@ UPDATE operation_ledger SET state = 'IN_FLIGHT', fence_token = fence_token + 1,
     retry_window_end = CASE WHEN first_claimed_at IS NULL THEN CAST(?1 AS INTEGER) + retry_window_micros
         ELSE retry_window_end END
 WHERE (tenant_id, operation_id) IN (
-    SELECT p.tenant_id, p.operation_id FROM operation_ledger p
-     WHERE p.state = 'PREPARED' ORDER BY p.created_at LIMIT CAST(?4 AS INTEGER))
+       SELECT json_extract(p.value, '$[0]'), json_extract(p.value, '$[1]') FROM json_each(?4) p)
+  AND state = 'PREPARED'
 RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
        remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
        retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at,
        first_claimed_at, retry_window_micros
 `
 
-type OperationClaimBatchParams struct {
+type OperationClaimPickedParams struct {
 	Now          int64
 	TargetLeases interface{}
 	DefaultLease int64
-	Max          int64
+	Picked       interface{}
 }
 
-// Claims as OperationClaim the oldest PREPARED operations; each row's
-// lease is its target's in the JSON object @target_leases (target to
-// microseconds), or @default_lease.
-func (q *Queries) OperationClaimBatch(ctx context.Context, arg OperationClaimBatchParams) ([]OperationLedger, error) {
-	rows, err := q.db.QueryContext(ctx, operationClaimBatch,
+// Claims as OperationClaim the operations picked (a JSON array of
+// [tenant, id] pairs) that are still PREPARED; each row's lease is its
+// target's in the JSON object @target_leases (target to microseconds), or
+// @default_lease.
+func (q *Queries) OperationClaimPicked(ctx context.Context, arg OperationClaimPickedParams) ([]OperationLedger, error) {
+	rows, err := q.db.QueryContext(ctx, operationClaimPicked,
 		arg.Now,
 		arg.TargetLeases,
 		arg.DefaultLease,
-		arg.Max,
+		arg.Picked,
 	)
 	if err != nil {
 		return nil, err
