@@ -159,3 +159,44 @@ func TestReconciler_HungTargetHoldsOnlyItsSlots(t *testing.T) {
 		}
 	})
 }
+
+// A tenant's endpoint that hangs holds only its own delivery slots: the
+// other tenant's notifications are all delivered while every request to
+// the hung endpoint is still held, and the hung endpoint never has more
+// than PerEndpoint of them at once. Before, the notifier claimed a batch
+// across tenants and waited for all of it, so the healthy tenant's next
+// batch waited for the hung endpoint's requests to be cut off.
+func TestNotifier_HungEndpointHoldsOnlyItsSlots(t *testing.T) {
+	t.Parallel()
+	const healthy, hung, limit = 10, 6, 2
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A"}, nil)
+		held, fine := newCBReceiver(t), newCBReceiver(t)
+		held.set(func(rc *cbReceiver) { rc.hang = true })
+		r.withCallbacks("acme", held)
+		r.withCallbacks("globex", fine)
+		r.confirmed(append(repeat("acme", hung), repeat("globex", healthy)...)...)
+		nt := r.notifier(r.store, nil, nil)
+		// A window of a minute: only the test's end cuts a hung request off.
+		nt.Workers, nt.PerEndpoint, nt.Lease = 4, limit, 2*time.Minute
+		stop := r.start(nt)
+		r.waitFor("the healthy endpoint's acknowledgements", fine.ackedAll(healthy))
+		r.waitFor("the hung endpoint's slots taken", func() bool { return len(held.requests()) >= limit })
+		time.Sleep(100 * time.Millisecond) // room for a request that should not come
+		reqs := held.requests()
+		// Let the held requests go, and answer any later one at once.
+		held.set(func(rc *cbReceiver) { rc.hang = false })
+		held.srv.CloseClientConnections()
+		stop()
+		ended := 0
+		for _, req := range reqs {
+			if !req.end.IsZero() {
+				ended++
+			}
+		}
+		t.Logf("hung endpoint: %d requests, %d ended, while %d notifications were delivered elsewhere", len(reqs), ended, healthy)
+		if ended != 0 || len(reqs) != limit {
+			t.Errorf("the hung endpoint got %d requests (%d ended) before the healthy one was done, want %d held", len(reqs), ended, limit)
+		}
+	})
+}
