@@ -59,14 +59,14 @@ type Notifier struct {
 
 	Batch      int           // notifications claimed at once (default 50)
 	Workers    int           // concurrent deliveries (default 8)
-	// PerEndpoint bounds the deliveries in progress to one tenant's
-	// endpoint (default DefaultCallbackConcurrency), so that an endpoint
-	// that hangs holds only its own slots and the others' notifications go on.
-	PerEndpoint int
 	Tick       time.Duration // pause when nothing is due (default 500ms)
 	Lease      time.Duration // claim lease; a POST is cut off at half of it (default 60s)
 	MinBackoff time.Duration // delay after the first failure (default 1s)
 	MaxBackoff time.Duration // longest delay between attempts (default 10m)
+	// PerEndpoint bounds the deliveries in progress to one tenant's
+	// endpoint (default DefaultCallbackConcurrency), so that an endpoint
+	// that hangs holds only its own slots and the others' notifications go on.
+	PerEndpoint int
 	// MaxAttempts bounds the attempts of one notification (default
 	// DefaultCallbackMaxAttempts); the last failed one gives it up.
 	MaxAttempts int
