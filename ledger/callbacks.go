@@ -73,7 +73,11 @@ type CallbackStore interface {
 	// due, fairly across tenants, and pushes each one's next attempt lease
 	// into the future, so that notifiers in other replicas skip it while
 	// this one delivers. A notifier that dies simply lets it fall due again.
-	ClaimNotifications(ctx context.Context, n int, lease time.Duration) ([]Notification, error)
+	// The skipTenants' notifications are left alone, due and untouched: the
+	// notifier names the tenants whose endpoint has all its deliveries in
+	// progress, so a hung endpoint's backlog waits for a free slot instead
+	// of a worker.
+	ClaimNotifications(ctx context.Context, n int, lease time.Duration, skipTenants ...string) ([]Notification, error)
 	// MarkDelivered records the acknowledgement of a notification; it is
 	// never claimed again. Marking twice keeps the first time. ENotFound
 	// for an unknown id.

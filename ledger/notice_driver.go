@@ -90,6 +90,9 @@ type OutboxClaimParams struct {
 	Outbox          Outbox
 	Now, LeaseUntil time.Time
 	Max             int
+	// SkipTenants are tenants whose rows are passed over (callbacks only);
+	// never nil.
+	SkipTenants []string
 }
 
 // OutboxMarkParams are what OutboxDelivered, OutboxFailed and OutboxGiveUp

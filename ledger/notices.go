@@ -69,8 +69,8 @@ func (l *Ledger) GetCallback(ctx context.Context, tenant string) (Callback, erro
 }
 
 // ClaimNotifications implements CallbackStore.
-func (l *Ledger) ClaimNotifications(ctx context.Context, n int, lease time.Duration) ([]Notification, error) {
-	ns, err := l.claim(ctx, OutboxCallbacks, n, lease)
+func (l *Ledger) ClaimNotifications(ctx context.Context, n int, lease time.Duration, skipTenants ...string) ([]Notification, error) {
+	ns, err := l.claim(ctx, OutboxCallbacks, n, lease, skipTenants...)
 	if err != nil {
 		return nil, fmt.Errorf("claim notifications: %w", err)
 	}
@@ -195,12 +195,16 @@ func (l *Ledger) RecordDigest(ctx context.Context, team, day string, now time.Ti
 }
 
 // claim takes up to n due rows of o for lease.
-func (l *Ledger) claim(ctx context.Context, o Outbox, n int, lease time.Duration) ([]Notification, error) {
+func (l *Ledger) claim(ctx context.Context, o Outbox, n int, lease time.Duration, skipTenants ...string) ([]Notification, error) {
 	if lease <= 0 || n <= 0 {
 		return nil, Errorf(EInvalid, "batch size and lease must be positive")
 	}
+	if skipTenants == nil {
+		skipTenants = []string{}
+	}
 	now := l.clock()
-	return l.d.OutboxClaim(ctx, OutboxClaimParams{Outbox: o, Now: now, LeaseUntil: now.Add(lease), Max: n})
+	return l.d.OutboxClaim(ctx, OutboxClaimParams{Outbox: o, Now: now, LeaseUntil: now.Add(lease), Max: n,
+		SkipTenants: skipTenants})
 }
 
 // markDelivered records the acknowledgement of one delivery; a repeated

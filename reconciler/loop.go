@@ -28,6 +28,17 @@ func newPause(idle time.Duration) *pause {
 }
 
 func (p *pause) idle(ctx context.Context) { sleep(ctx, p.clock, jitter(p.idleFor)) }
+
+// idleOr is idle, cut short when wake receives.
+func (p *pause) idleOr(ctx context.Context, wake <-chan struct{}) {
+	ch, stop := clockOr(p.clock).NewTimer(jitter(p.idleFor))
+	defer stop()
+	select {
+	case <-ch:
+	case <-wake:
+	case <-ctx.Done():
+	}
+}
 func (p *pause) fail(ctx context.Context) { sleep(ctx, p.clock, p.errs.NextBackOff()) }
 func (p *pause) ok()                      { p.errs.Reset() }
 

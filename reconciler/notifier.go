@@ -63,6 +63,10 @@ type Notifier struct {
 	Lease      time.Duration // claim lease; a POST is cut off at half of it (default 60s)
 	MinBackoff time.Duration // delay after the first failure (default 1s)
 	MaxBackoff time.Duration // longest delay between attempts (default 10m)
+	// PerEndpoint bounds the deliveries in progress to one tenant's
+	// endpoint (default DefaultCallbackConcurrency), so that an endpoint
+	// that hangs holds only its own slots and the others' notifications go on.
+	PerEndpoint int
 	// MaxAttempts bounds the attempts of one notification (default
 	// DefaultCallbackMaxAttempts); the last failed one gives it up.
 	MaxAttempts int
@@ -79,9 +83,14 @@ type Notifier struct {
 // called for ever.
 const DefaultCallbackMaxAttempts = 150
 
+// DefaultCallbackConcurrency is the default bound on the deliveries in
+// progress to one tenant's endpoint (Notifier.PerEndpoint).
+const DefaultCallbackConcurrency = 2
+
 func (n *Notifier) init() {
 	def(&n.Batch, 50)
 	def(&n.Workers, 8)
+	def(&n.PerEndpoint, DefaultCallbackConcurrency)
 	def(&n.Tick, 500*time.Millisecond)
 	def(&n.Lease, 60*time.Second)
 	def(&n.MinBackoff, time.Second)
@@ -116,14 +125,29 @@ func (n *Notifier) tenant(t string) []string {
 
 // Run delivers notifications until ctx is cancelled. Then it claims no more
 // and lets deliveries in progress finish and be recorded (each is bounded by
-// half the lease); claimed ones not yet started fall due again when their
-// lease runs out, for this replica after a restart or for another.
+// half the lease of its claim).
+//
+// There is no batch to wait for: the loop claims as many notifications as
+// it has free workers, and passes over the tenants whose endpoint has
+// PerEndpoint deliveries in progress, so an endpoint that hangs holds only
+// its own slots: its due notifications stay due for another replica or a
+// later round, and the other tenants' are delivered. A claim never returns
+// more of one tenant than its endpoint has free slots (slots.room), so
+// every claimed notification starts at once, inside its claim's window.
 func (n *Notifier) Run(ctx context.Context) error {
 	n.once.Do(n.init)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	s := newSlots(n.Workers, n.PerEndpoint, func(string) int { return n.PerEndpoint })
 	p := newPause(n.Tick)
 	for ctx.Err() == nil {
+		room, full := s.room()
+		if room = min(room, n.Batch); room == 0 {
+			s.wait(ctx)
+			continue
+		}
 		window := openClaimWindow(n.Lease)
-		batch, err := n.Callbacks.ClaimNotifications(ctx, n.Batch, n.Lease)
+		batch, err := n.Callbacks.ClaimNotifications(ctx, room, n.Lease, full...)
 		if err != nil {
 			if ctx.Err() == nil {
 				n.Log.Error("claim failed", "err", err)
@@ -132,41 +156,20 @@ func (n *Notifier) Run(ctx context.Context) error {
 			continue
 		}
 		p.ok()
-		var (
-			wg    sync.WaitGroup
-			slots = make(chan struct{}, n.Workers)
-		)
 		for _, nt := range batch {
-			if !acquire(ctx, slots) {
-				break
-			}
+			s.take(nt.Tenant)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-slots }()
+				defer s.release(nt.Tenant)
 				n.deliver(ctx, window, nt)
 			}()
 		}
-		wg.Wait()
-		if len(batch) < n.Batch {
-			p.idle(ctx)
+		if len(batch) < room {
+			p.idleOr(ctx, s.woken())
 		}
 	}
 	return nil
-}
-
-// acquire takes a worker slot, or reports false once ctx is cancelled.
-func acquire(ctx context.Context, slots chan struct{}) bool {
-	select {
-	case slots <- struct{}{}:
-		if ctx.Err() != nil {
-			<-slots
-			return false
-		}
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // deliver makes one attempt and records its result. A delivery in progress

@@ -289,8 +289,8 @@ type countingCallbacks struct {
 	claims atomic.Int64
 }
 
-func (c *countingCallbacks) ClaimNotifications(ctx context.Context, n int, lease time.Duration) ([]ledger.Notification, error) {
-	ns, err := c.CallbackStore.ClaimNotifications(ctx, n, lease)
+func (c *countingCallbacks) ClaimNotifications(ctx context.Context, n int, lease time.Duration, skipTenants ...string) ([]ledger.Notification, error) {
+	ns, err := c.CallbackStore.ClaimNotifications(ctx, n, lease, skipTenants...)
 	if err == nil {
 		c.claims.Add(1)
 	}

@@ -27,7 +27,7 @@ type Reconciler struct {
 	Now       func() time.Time // nil: time.Now; must agree with the store's clock
 
 	Batch      int           // operations leased at once (default 50)
-	Workers    int           // concurrent resolutions (default 8)
+	Workers    int           // concurrent resolutions (default 8), at most a target's reconcile.concurrency on one target
 	Lease      time.Duration // reconciler lease (default 60s)
 	Tick       time.Duration // pause when nothing is due (default 500ms)
 	MinBackoff time.Duration // first delay after an inconclusive round (default 1s)
@@ -48,13 +48,30 @@ func (r *Reconciler) defaults() {
 
 // Run reconciles until ctx is cancelled; resolutions in progress finish and
 // are recorded first.
+//
+// There is no batch to wait for: the loop leases as many operations as it
+// has free workers, and leaves out the targets whose reconcile concurrency
+// (target.Contract.ReconcileConcurrency) is used up, so a target that hangs
+// holds only its own slots: its due operations stay due and untouched for
+// another replica or a later round, and the other targets' go on. A lease
+// never returns more of one target than it has free slots (slots.room), so
+// every leased operation starts at once and its lease covers only its own
+// lookup or replay.
 func (r *Reconciler) Run(ctx context.Context) error {
 	r.defaults()
 	rec := newRecorder(r.Store, r.Log)
 	defer rec.close()
+	var wg sync.WaitGroup
+	defer wg.Wait() // before the recorder closes
+	s := r.slots()
 	p := newPause(r.Tick)
 	for ctx.Err() == nil {
-		ops, err := r.Store.LeaseUnknown(ctx, r.Batch, r.Lease)
+		n, full := s.room()
+		if n = min(n, r.Batch); n == 0 {
+			s.wait(ctx)
+			continue
+		}
+		ops, err := r.Store.LeaseUnknown(ctx, n, r.Lease, full...)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.Log.Error("lease failed", "err", err)
@@ -63,25 +80,41 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			continue
 		}
 		p.ok()
-		var (
-			wg    sync.WaitGroup
-			slots = make(chan struct{}, r.Workers)
-		)
 		for _, op := range ops {
-			slots <- struct{}{}
+			s.take(op.Target)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-slots }()
+				defer s.release(op.Target)
 				rec.add(r.Resolve(ctx, op))
 			}()
 		}
-		wg.Wait()
-		if len(ops) < r.Batch {
-			p.idle(ctx)
+		if len(ops) < n {
+			p.idleOr(ctx, s.woken())
 		}
 	}
 	return nil
+}
+
+// slots are the reconciler's Workers, at most a target's reconcile
+// concurrency of them on one target. A target without a contract takes no
+// network call (its operations are escalated), so it is bounded only by
+// Workers.
+func (r *Reconciler) slots() *slots {
+	limit := func(name string) int {
+		if c, ok := r.Contracts.Get(name); ok {
+			return c.ReconcileConcurrency()
+		}
+		return r.Workers
+	}
+	floor := 1 // without the list of targets, one at a time is the only safe claim
+	if cs, ok := r.Contracts.(ContractSet); ok {
+		floor = r.Workers
+		for _, name := range cs.Names() {
+			floor = min(floor, limit(name))
+		}
+	}
+	return newSlots(r.Workers, floor, limit)
 }
 
 // Resolve decides one leased UNKNOWN operation.

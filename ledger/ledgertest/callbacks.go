@@ -375,6 +375,37 @@ func testCallbackClaim(t *testing.T, h Harness) {
 		}
 	})
 
+	// A notifier whose slots for a tenant's endpoint are all taken names
+	// it: that tenant's due notifications stay due and untouched, and the
+	// others are claimed, even behind an older backlog of the skipped one.
+	t.Run("SkipsTenants", func(t *testing.T) {
+		f := setup(t, h)
+		cs := f.withCallback("acme")
+		f.withCallback("globex")
+		var held []ledger.Notification
+		for i := 0; i < 5; i++ {
+			held = append(held, f.settled("acme"))
+		}
+		f.clk.Advance(time.Second)
+		g := f.settled("globex")
+		got, err := cs.ClaimNotifications(f.ctx, 10, time.Minute, "acme")
+		if err != nil || len(got) != 1 || got[0].ID != g.ID {
+			t.Fatalf("claim = %+v, %v; want globex's one alone", got, err)
+		}
+		for _, n := range held {
+			ns, err := cs.Notifications(f.ctx, "acme", n.OperationID)
+			if err != nil || len(ns) != 1 || ns[0].Attempts != 0 || !ns[0].NextAttemptAt.Equal(n.NextAttemptAt) {
+				t.Fatalf("a skipped tenant's notification was touched: %+v, %v", ns, err)
+			}
+		}
+		if got, err := cs.ClaimNotifications(f.ctx, 10, time.Minute, "globex", "acme"); err != nil || len(got) != 0 {
+			t.Fatalf("claimed %d with every tenant skipped, %v", len(got), err)
+		}
+		if got, err := cs.ClaimNotifications(f.ctx, 10, time.Minute, "globex"); err != nil || len(got) != len(held) {
+			t.Fatalf("claimed %d of the %d skipped before, %v", len(got), len(held), err)
+		}
+	})
+
 	t.Run("ConcurrentClaimersEachOnce", func(t *testing.T) {
 		f := setup(t, h)
 		f.withCallback("acme")

@@ -19,7 +19,7 @@ func (d driver) OutboxClaim(ctx context.Context, p ledger.OutboxClaimParams) ([]
 	switch p.Outbox {
 	case ledger.OutboxCallbacks:
 		rows, err := d.q.NotificationClaim(ctx, dbsqlc.NotificationClaimParams{Now: p.Now, Max: int32(p.Max),
-			LeaseUntil: p.LeaseUntil})
+			LeaseUntil: p.LeaseUntil, SkipTenants: p.SkipTenants})
 		return notifications(rows, err)
 	case ledger.OutboxEscalations:
 		rows, err := d.q.EscalationNoticeClaim(ctx, dbsqlc.EscalationNoticeClaimParams{Now: p.Now, Max: int32(p.Max),

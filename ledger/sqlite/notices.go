@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -18,8 +19,12 @@ func (d driver) OutboxClaim(ctx context.Context, p ledger.OutboxClaimParams) (ns
 	err = d.inTx(ctx, func(q *dbsqlc.Queries) error {
 		switch p.Outbox {
 		case ledger.OutboxCallbacks:
+			skip, err := json.Marshal(p.SkipTenants)
+			if err != nil {
+				return err
+			}
 			ns, err = notifications(q.NotificationClaim(ctx, dbsqlc.NotificationClaimParams{Now: micros(p.Now),
-				Max: int64(p.Max), LeaseUntil: micros(p.LeaseUntil)}))
+				Max: int64(p.Max), LeaseUntil: micros(p.LeaseUntil), SkipTenants: string(skip)}))
 			return err
 		case ledger.OutboxEscalations:
 			ns, err = notices(q.EscalationNoticeClaim(ctx, dbsqlc.EscalationNoticeClaimParams{Now: micros(p.Now),

@@ -51,7 +51,8 @@ SELECT url, secret, created_at, updated_at FROM tenant_callbacks
 -- large backlog does not hold up another tenant's few. The cost follows
 -- the number of tenants with a callback, not the backlog. SKIP LOCKED lets
 -- concurrent claimers in other replicas pass over rows being claimed; the
--- due re-check makes a row just claimed by another invisible.
+-- due re-check makes a row just claimed by another invisible. The skipped
+-- tenants (their endpoint's deliveries all in progress) offer none.
 WITH due AS (
     SELECT o.callback_id, o.next_attempt_at,
         row_number() OVER (PARTITION BY t.tenant_id ORDER BY o.next_attempt_at, o.callback_id) AS rank
@@ -60,6 +61,7 @@ WITH due AS (
         WHERE b.tenant_id = t.tenant_id AND b.delivered_at IS NULL AND b.gave_up_at IS NULL
             AND b.next_attempt_at <= sqlc.arg(now)::timestamptz
         ORDER BY b.next_attempt_at LIMIT sqlc.arg(max)::int) o
+    WHERE t.tenant_id <> ALL(sqlc.arg(skip_tenants)::text[])
 ), picked AS (
     SELECT callback_id FROM callback_outbox
     WHERE callback_id IN (SELECT callback_id FROM due ORDER BY rank, next_attempt_at LIMIT sqlc.arg(max)::int)

@@ -166,6 +166,7 @@ WITH due AS (
         WHERE b.tenant_id = t.tenant_id AND b.delivered_at IS NULL AND b.gave_up_at IS NULL
             AND b.next_attempt_at <= $2::timestamptz
         ORDER BY b.next_attempt_at LIMIT $3::int) o
+    WHERE t.tenant_id <> ALL($4::text[])
 ), picked AS (
     SELECT callback_id FROM callback_outbox
     WHERE callback_id IN (SELECT callback_id FROM due ORDER BY rank, next_attempt_at LIMIT $3::int)
@@ -178,9 +179,10 @@ RETURNING c.callback_id, c.tenant_id, c.operation_id, c.state, c.fence_token, c.
 `
 
 type NotificationClaimParams struct {
-	LeaseUntil time.Time
-	Now        time.Time
-	Max        int32
+	LeaseUntil  time.Time
+	Now         time.Time
+	Max         int32
+	SkipTenants []string
 }
 
 // Fairness: each tenant with a callback offers at most @max of its due
@@ -188,9 +190,15 @@ type NotificationClaimParams struct {
 // large backlog does not hold up another tenant's few. The cost follows
 // the number of tenants with a callback, not the backlog. SKIP LOCKED lets
 // concurrent claimers in other replicas pass over rows being claimed; the
-// due re-check makes a row just claimed by another invisible.
+// due re-check makes a row just claimed by another invisible. The skipped
+// tenants (their endpoint's deliveries all in progress) offer none.
 func (q *Queries) NotificationClaim(ctx context.Context, arg NotificationClaimParams) ([]CallbackOutbox, error) {
-	rows, err := q.db.Query(ctx, notificationClaim, arg.LeaseUntil, arg.Now, arg.Max)
+	rows, err := q.db.Query(ctx, notificationClaim,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.Max,
+		arg.SkipTenants,
+	)
 	if err != nil {
 		return nil, err
 	}

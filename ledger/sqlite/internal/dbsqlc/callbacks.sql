@@ -42,7 +42,8 @@ SELECT url, secret, created_at, updated_at FROM tenant_callbacks
 -- name: NotificationClaim :many
 -- The single writer serialises claimers; due rows are ranked within their
 -- tenant and taken rank by rank, so one tenant's backlog does not hold up
--- another's.
+-- another's. The skipped tenants (a JSON list: their endpoint's deliveries
+-- all in progress) offer none.
 UPDATE callback_outbox
    SET attempts = attempts + 1, next_attempt_at = CAST(sqlc.arg(lease_until) AS INTEGER)
  WHERE callback_id IN (
@@ -50,7 +51,8 @@ UPDATE callback_outbox
         SELECT callback_id, next_attempt_at, row_number() OVER (
             PARTITION BY tenant_id ORDER BY next_attempt_at, callback_id) AS "rank"
         FROM callback_outbox
-        WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= CAST(sqlc.arg(now) AS INTEGER))
+        WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= CAST(sqlc.arg(now) AS INTEGER)
+            AND tenant_id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(skip_tenants) AS TEXT))))
     ORDER BY "rank", next_attempt_at LIMIT CAST(sqlc.arg(max) AS INTEGER))
 RETURNING *;
 

@@ -160,22 +160,30 @@ UPDATE callback_outbox
         SELECT callback_id, next_attempt_at, row_number() OVER (
             PARTITION BY tenant_id ORDER BY next_attempt_at, callback_id) AS "rank"
         FROM callback_outbox
-        WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= CAST(?2 AS INTEGER))
-    ORDER BY "rank", next_attempt_at LIMIT CAST(?3 AS INTEGER))
+        WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= CAST(?2 AS INTEGER)
+            AND tenant_id NOT IN (SELECT value FROM json_each(CAST(?3 AS TEXT))))
+    ORDER BY "rank", next_attempt_at LIMIT CAST(?4 AS INTEGER))
 RETURNING callback_id, tenant_id, operation_id, state, fence_token, created_at, next_attempt_at, attempts, delivered_at, last_status, last_error, gave_up_at
 `
 
 type NotificationClaimParams struct {
-	LeaseUntil int64
-	Now        int64
-	Max        int64
+	LeaseUntil  int64
+	Now         int64
+	SkipTenants string
+	Max         int64
 }
 
 // The single writer serialises claimers; due rows are ranked within their
 // tenant and taken rank by rank, so one tenant's backlog does not hold up
-// another's.
+// another's. The skipped tenants (a JSON list: their endpoint's deliveries
+// all in progress) offer none.
 func (q *Queries) NotificationClaim(ctx context.Context, arg NotificationClaimParams) ([]CallbackOutbox, error) {
-	rows, err := q.db.QueryContext(ctx, notificationClaim, arg.LeaseUntil, arg.Now, arg.Max)
+	rows, err := q.db.QueryContext(ctx, notificationClaim,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.SkipTenants,
+		arg.Max,
+	)
 	if err != nil {
 		return nil, err
 	}
