@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/jackc/pgx/v5"
 
 	"settle/ledger"
 	"settle/ledger/postgres/internal/dbsqlc"
@@ -46,34 +43,22 @@ func (d driver) DrillLatest(ctx context.Context, target string) ([]ledger.DrillR
 // search_path is judged by its own tables.
 func (s *Store) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) {
 	f := ledger.SchemaFacts{Latest: slices.Max(migrations.PostgresVersions())}
-	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).
-		Scan(&f.Version); err != nil {
+	q := dbsqlc.New(s.pool)
+	var err error
+	if f.Version, err = q.SchemaVersionLatest(ctx); err != nil {
 		return f, fmt.Errorf("schema facts: version: %w", err)
 	}
-	if err := s.pool.QueryRow(ctx, `SELECT
-			COALESCE(bool_or(column_name = 'payload_hash'), false),
-			COALESCE(bool_or(column_name = 'fence_token'), false),
-			COALESCE(bool_or(column_name = 'lease_expires_at'), false)
-		FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = 'operation_ledger'`).
-		Scan(&f.PayloadHash, &f.Fence, &f.Lease); err != nil {
+	cols, err := q.LedgerColumnFacts(ctx)
+	if err != nil {
 		return f, fmt.Errorf("schema facts: columns: %w", err)
 	}
-	err := s.pool.QueryRow(ctx, `SELECT i.relname FROM pg_index x
-			JOIN pg_class i ON i.oid = x.indexrelid
-			JOIN pg_class t ON t.oid = x.indrelid
-		WHERE t.relname = 'operation_ledger' AND t.relnamespace = current_schema()::regnamespace
-			AND x.indisunique AND x.indpred IS NULL
-			AND (SELECT array_agg(a.attname::text ORDER BY a.attname::text) FROM pg_attribute a
-				WHERE a.attrelid = t.oid AND a.attnum = ANY(x.indkey))
-				= ARRAY['intent_ref', 'operation_type', 'tenant_id']
-		ORDER BY i.relname LIMIT 1`).Scan(&f.Index)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
+	f.PayloadHash, f.Fence, f.Lease = cols.PayloadHash, cols.FenceToken, cols.LeaseExpiresAt
+	index, err := q.LedgerIntentIndex(ctx)
+	if err != nil {
 		return f, fmt.Errorf("schema facts: indexes: %w", err)
-	default:
-		f.IntentUnique = true
+	}
+	if len(index) > 0 {
+		f.IntentUnique, f.Index = true, index[0]
 	}
 	return f, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"settle/ledger"
+	"settle/ledger/postgres/internal/dbsqlc"
 	"settle/migrations"
 )
 
@@ -20,8 +21,7 @@ func Schema(ctx context.Context, pool *pgxpool.Pool) (ledger.Schema, error) {
 	s := ledger.Schema{Known: migrations.PostgresVersions()}
 	// Goose records an applied migration as a row with is_applied; going
 	// down deletes the row.
-	rows, err := pool.Query(ctx, `SELECT DISTINCT version_id FROM goose_db_version
-		WHERE is_applied AND version_id > 0 ORDER BY version_id`)
+	applied, err := dbsqlc.New(pool).SchemaVersionsApplied(ctx)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
@@ -29,20 +29,6 @@ func Schema(ctx context.Context, pool *pgxpool.Pool) (ledger.Schema, error) {
 		}
 		return s, fmt.Errorf("read schema version: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return s, fmt.Errorf("read schema version: %w", err)
-		}
-		s.Applied = append(s.Applied, v)
-	}
-	if err := rows.Err(); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
-			return s, nil
-		}
-		return s, fmt.Errorf("read schema version: %w", err)
-	}
+	s.Applied = applied
 	return s, nil
 }

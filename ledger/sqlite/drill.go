@@ -41,54 +41,28 @@ func (d driver) DrillLatest(ctx context.Context, target string) ([]ledger.DrillR
 // SchemaFacts implements ledger.DrillStore.
 func (s *Store) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) {
 	f := ledger.SchemaFacts{Latest: slices.Max(migrations.SQLiteVersions())}
-	if err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).
-		Scan(&f.Version); err != nil {
+	q := dbsqlc.New(s.r)
+	var err error
+	if f.Version, err = q.SchemaVersionLatest(ctx); err != nil {
 		return f, fmt.Errorf("schema facts: version: %w", err)
 	}
-	cols, err := s.r.QueryContext(ctx, `SELECT name FROM pragma_table_info('operation_ledger')`)
+	names, err := q.LedgerColumnNames(ctx)
 	if err != nil {
 		return f, fmt.Errorf("schema facts: columns: %w", err)
 	}
-	defer cols.Close()
-	for cols.Next() {
-		var name string
-		if err := cols.Scan(&name); err != nil {
-			return f, fmt.Errorf("schema facts: columns: %w", err)
-		}
-		switch name {
-		case "payload_hash":
-			f.PayloadHash = true
-		case "fence_token":
-			f.Fence = true
-		case "lease_expires_at":
-			f.Lease = true
-		}
-	}
-	if err := cols.Err(); err != nil {
-		return f, fmt.Errorf("schema facts: columns: %w", err)
-	}
-	// An index's columns come from pragma_index_info, one row per column;
-	// a unique index over exactly the three is the identity constraint.
-	idx, err := s.r.QueryContext(ctx, `SELECT il.name, ii.name FROM pragma_index_list('operation_ledger') il,
-		pragma_index_info(il.name) ii WHERE il."unique" = 1 AND il.partial = 0 ORDER BY il.name, ii.name`)
+	f.PayloadHash, f.Fence, f.Lease = slices.Contains(names, "payload_hash"), slices.Contains(names, "fence_token"),
+		slices.Contains(names, "lease_expires_at")
+	cols, err := q.LedgerUniqueIndexColumns(ctx)
 	if err != nil {
 		return f, fmt.Errorf("schema facts: indexes: %w", err)
 	}
-	defer idx.Close()
 	byIndex := map[string][]string{}
 	var order []string
-	for idx.Next() {
-		var index, col string
-		if err := idx.Scan(&index, &col); err != nil {
-			return f, fmt.Errorf("schema facts: indexes: %w", err)
+	for _, c := range cols {
+		if _, ok := byIndex[c.IndexName]; !ok {
+			order = append(order, c.IndexName)
 		}
-		if _, ok := byIndex[index]; !ok {
-			order = append(order, index)
-		}
-		byIndex[index] = append(byIndex[index], col)
-	}
-	if err := idx.Err(); err != nil {
-		return f, fmt.Errorf("schema facts: indexes: %w", err)
+		byIndex[c.IndexName] = append(byIndex[c.IndexName], c.ColumnName)
 	}
 	for _, index := range order {
 		if slices.Equal(byIndex[index], []string{"intent_ref", "operation_type", "tenant_id"}) {

@@ -19,6 +19,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"settle/ledger"
+	"settle/ledger/sqlite/internal/dbsqlc"
 	"settle/migrations"
 )
 
@@ -134,25 +135,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 // without changing anything. A file without the table has none applied.
 func (s *Store) Schema(ctx context.Context) (ledger.Schema, error) {
 	out := ledger.Schema{Known: migrations.SQLiteVersions()}
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT version_id FROM goose_db_version
-		WHERE is_applied AND version_id > 0 ORDER BY version_id`)
+	applied, err := dbsqlc.New(s.r).SchemaVersionsApplied(ctx)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {
 			return out, nil
 		}
 		return out, fmt.Errorf("read schema version: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return out, fmt.Errorf("read schema version: %w", err)
-		}
-		out.Applied = append(out.Applied, v)
-	}
-	if err := rows.Err(); err != nil {
-		return out, fmt.Errorf("read schema version: %w", err)
-	}
+	out.Applied = applied
 	return out, nil
 }
 

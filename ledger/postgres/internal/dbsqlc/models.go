@@ -140,6 +140,13 @@ type FigureEscalation struct {
 	At       time.Time
 }
 
+type GooseDbVersion struct {
+	ID        int64
+	VersionID int64
+	IsApplied bool
+	Tstamp    pgtype.Timestamp
+}
+
 type Leader struct {
 	Name      string
 	Holder    string

@@ -138,6 +138,13 @@ type FigureEscalation struct {
 	At       int64
 }
 
+type GooseDbVersion struct {
+	ID        int64
+	VersionID int64
+	IsApplied bool
+	Tstamp    sql.NullTime
+}
+
 type Leader struct {
 	Name      string
 	Holder    string
