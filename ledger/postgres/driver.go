@@ -21,10 +21,16 @@ type driver struct {
 
 var _ ledger.Driver = driver{}
 
-func newDriver(pool *pgxpool.Pool) driver { return driver{pool: pool, db: pool, q: dbsqlc.New(pool)} }
+func newDriver(pool *pgxpool.Pool) driver {
+	db := planned{pool}
+	return driver{pool: pool, db: db, q: dbsqlc.New(db)}
+}
 
 // txDriver is the driver inside a transaction the caller holds.
-func txDriver(tx dbsqlc.DBTX) driver { return driver{db: tx, q: dbsqlc.New(tx), tx: true} }
+func txDriver(tx dbsqlc.DBTX) driver {
+	db := planned{tx}
+	return driver{db: db, q: dbsqlc.New(db), tx: true}
+}
 
 // inTx runs fn with the queries bound to one transaction, committed when
 // fn returns nil.
@@ -38,6 +44,7 @@ func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) err
 		return fn(d)
 	}
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		return fn(driver{pool: d.pool, db: tx, q: d.q.WithTx(tx), tx: true})
+		db := planned{tx}
+		return fn(driver{pool: d.pool, db: db, q: dbsqlc.New(db), tx: true})
 	})
 }

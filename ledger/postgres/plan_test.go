@@ -140,6 +140,30 @@ func (pc planCheck) checkPlans(ctx context.Context, t *testing.T, c planCase, st
 		}
 		used = append(used, plan.indexes()...)
 		parts = append(parts, strings.Join(plan.scans(), ", "))
+		generic, gtext, err := explainGeneric(ctx, pc.pool, s)
+		if err != nil {
+			t.Logf("GENERIC %s statement %d: not explained: %v", c.name, i+1, err)
+			continue
+		}
+		var bad []string
+		for _, table := range generic.seqScans() {
+			if pc.big[table] && !slices.Contains(allowed, table) {
+				bad = append(bad, "reads all of "+table)
+			}
+		}
+		// Every wanted index the custom plan uses, the generic one must too.
+		for _, w := range c.want {
+			for _, ix := range strings.Split(w, "|") {
+				if pc.big[pc.tableOf[ix]] && slices.Contains(plan.indexes(), ix) &&
+					!slices.Contains(generic.indexes(), ix) {
+					bad = append(bad, "not "+ix)
+				}
+			}
+		}
+		if name := postgres.StatementName(s.sql); len(bad) > 0 && !postgres.CustomPlan(name) {
+			t.Errorf("%s statement %d (%s): its generic plan %s; add it to customPlans (plancache.go)\n%s",
+				c.name, i+1, name, strings.Join(bad, ", "), gtext)
+		}
 	}
 	for _, w := range c.want {
 		alts := strings.Split(w, "|")

@@ -110,6 +110,50 @@ func explain(ctx context.Context, pool *pgxpool.Pool, s statement) (planNode, st
 	return doc[0].Plan, text, err
 }
 
+// explainGeneric plans the statement as a prepared statement's generic
+// plan, the one the server may keep after five executions under
+// plan_cache_mode=auto: parameters unknown, only the statistics. It
+// prepares the statement on one connection and explains its EXECUTE.
+func explainGeneric(ctx context.Context, pool *pgxpool.Pool, s statement) (planNode, string, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return planNode{}, "", err
+	}
+	defer conn.Release()
+	c := conn.Conn()
+	if _, err := c.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		return planNode{}, "", err
+	}
+	defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "RESET plan_cache_mode") }()
+	sd, err := c.Prepare(ctx, "settle_generic_plan", s.sql)
+	if err != nil {
+		return planNode{}, "", err
+	}
+	defer func() { _ = c.Deallocate(context.WithoutCancel(ctx), "settle_generic_plan") }()
+	// A generic plan does not depend on the values: NULLs, which take each
+	// parameter's type, stand in for them.
+	params := make([]string, len(sd.ParamOIDs))
+	for i := range params {
+		params[i] = "NULL"
+	}
+	execute := "EXECUTE settle_generic_plan"
+	if len(params) > 0 {
+		execute += "(" + strings.Join(params, ", ") + ")"
+	}
+	var js []byte
+	if err := c.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+execute).Scan(&js); err != nil {
+		return planNode{}, "", err
+	}
+	var doc []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil || len(doc) != 1 {
+		return planNode{}, "", fmt.Errorf("EXPLAIN output: %v", err)
+	}
+	text, err := explainText(ctx, c, "EXPLAIN ", statement{sql: execute})
+	return doc[0].Plan, text, err
+}
+
 // explainAnalyze runs the statement in a transaction that is rolled back,
 // for the timings and sort figures of the large-table runs. The store has
 // already run it once, so it sees the rows that call left behind.

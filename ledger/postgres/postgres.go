@@ -45,12 +45,14 @@ func ParseConfig(url string) (*pgxpool.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid PostgreSQL URL: %s", redact(err))
 	}
-	// pgx prepares and caches statements. A generic plan chosen while the
-	// table was small can stick after it grows (a sequential scan in the
-	// claim); re-planning every execution costs far less than that risk.
-	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	}
+	// pgx prepares and caches statements, and the server may keep a
+	// statement's generic plan after five executions (plan_cache_mode
+	// auto, the default): TestPlans checks every statement's generic plan,
+	// and the few whose plans depend on their arguments are planned for
+	// them on every execution (customPlans, plancache.go). A statistics
+	// update re-plans a cached statement, so a plan made while a table was
+	// small does not outlive the next ANALYZE. A URL may still set
+	// plan_cache_mode.
 	return cfg, nil
 }
 
