@@ -29,7 +29,7 @@ func TestCallback_ShowRetryGivenUp(t *testing.T) {
 			}
 			ctx := context.Background()
 			s := storeAt(t, db, time.Now())
-			cs := s.(ledger.CallbackStore)
+			var cs ledger.CallbackStore = s
 			op := settled(t, s, "acme", "order-1", ledger.Succeeded)
 			settled(t, s, "other", "order-2", ledger.Succeeded)
 			ns, err := cs.ClaimNotifications(ctx, 10, time.Minute)
@@ -64,7 +64,7 @@ func TestCallback_ShowRetryGivenUp(t *testing.T) {
 				t.Fatalf("other tenant's given up after acme's retry: %+v, %v", g, err)
 			}
 			// Due at the retry's time: a store whose clock is past it claims it.
-			later := storeAt(t, db, time.Now().Add(time.Minute)).(ledger.CallbackStore)
+			later := storeAt(t, db, time.Now().Add(time.Minute))
 			ns, err = later.ClaimNotifications(ctx, 10, time.Minute)
 			if err != nil || len(ns) != 1 || ns[0].OperationID != op.ID || ns[0].Attempts != 1 {
 				t.Fatalf("claim after retry = %+v, %v", ns, err)

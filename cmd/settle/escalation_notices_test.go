@@ -21,7 +21,7 @@ func TestEscalation_NoticesShowRetryGivenUp(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s := storeAt(t, db, time.Now())
-			es := s.(ledger.EscalationStore)
+			var es ledger.EscalationStore = s
 			op := settled(t, s, "acme", "order-1", ledger.Escalated)
 			settled(t, s, "other", "order-2", ledger.Escalated)
 			ns, err := es.ClaimEscalationNotices(ctx, 10, time.Minute)
@@ -53,7 +53,7 @@ func TestEscalation_NoticesShowRetryGivenUp(t *testing.T) {
 			if g, err := es.GivenUpEscalationNotices(ctx, "other", 5); err != nil || g.Count != 1 {
 				t.Fatalf("other tenant's given up after acme's retry: %+v, %v", g, err)
 			}
-			later := storeAt(t, db, time.Now().Add(time.Minute)).(ledger.EscalationStore)
+			later := storeAt(t, db, time.Now().Add(time.Minute))
 			ns, err = later.ClaimEscalationNotices(ctx, 10, time.Minute)
 			if err != nil || len(ns) != 1 || ns[0].OperationID != op.ID || ns[0].Attempts != 1 {
 				t.Fatalf("claim after retry = %+v, %v", ns, err)

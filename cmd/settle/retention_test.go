@@ -26,7 +26,7 @@ func storeAt(t *testing.T, db string, now time.Time) store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return &openDB{Ledger: s.Ledger, db: s}
 	}
 	pool, err := postgres.Open(ctx, db)
 	if err != nil {
@@ -37,7 +37,7 @@ func storeAt(t *testing.T, db string, now time.Time) store {
 	}
 	s := postgres.New(pool, clock)
 	t.Cleanup(func() { s.Close() })
-	return s
+	return &openDB{Ledger: s.Ledger, db: s}
 }
 
 // settled writes one operation of tenant that reached to at now, with a

@@ -17,42 +17,34 @@ import (
 // defaultSQLite is the store used when no database URL is given.
 const defaultSQLite = "settle.db"
 
-// store is what both adapters implement.
-type store interface {
-	// web.Store is what the server needs (the API, webhooks, console).
-	web.Store
-	// settle serve counts what the store commits; other commands store
-	// it (ledger.Recorder, ledger.ObservationStore) for a running
-	// settle serve to drain and count.
-	ledger.Observable
-	ledger.InboxStore
-	ledger.AuditStore
-	ledger.CallbackStore
-	ledger.EscalationStore
-	ledger.ResolutionStore
-	ledger.FigureStore
-	ledger.SessionStore
-	ledger.SessionLister
-	ledger.PersonStore
-	ledger.Browser
-	ledger.TokenStore
-	ledger.ActionStore
-	ledger.TenantParamStore
-	ledger.TenantParamLister
-	ledger.RetentionStore
-	ledger.TenantEraser
-	ledger.ObservationStore
-	ledger.DrillStore
-	ledger.LeaderStore
-	ledger.GaugeStore
+// store is the opened database. Every store method is the Ledger's: each
+// dialect's Store is a *ledger.Ledger over its driver, so the commands and
+// the server hold that one type, not an interface of interfaces; what
+// only an open database has besides (its schema facts for the drill, a
+// ping, closing it) comes from the dialect's Store.
+type store = *openDB
+
+type openDB struct {
+	*ledger.Ledger
+	db interface {
+		SchemaFacts(context.Context) (ledger.SchemaFacts, error)
+		Ping(context.Context) error
+		Close() error
+	}
 }
 
-// Both adapters implement everything every command and the server need:
-// checked here, at compile time, so nothing downstream asks at run time.
-var (
-	_ store = (*postgres.Store)(nil)
-	_ store = (*sqlite.Store)(nil)
-)
+// SchemaFacts implements ledger.DrillStore.
+func (o *openDB) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) { return o.db.SchemaFacts(ctx) }
+
+// Ping reports whether the database answers.
+func (o *openDB) Ping(ctx context.Context) error { return o.db.Ping(ctx) }
+
+// Close closes the database.
+func (o *openDB) Close() error { return o.db.Close() }
+
+// What the server needs (the API, webhooks, the console), checked at
+// compile time, so nothing downstream asks at run time.
+var _ web.Store = (*openDB)(nil)
 
 // openStoreWith opens the store that url names, applying the migrations
 // first when migrate is set (settle migrate, settle serve), and describes
@@ -83,7 +75,8 @@ func openStoreWith(ctx context.Context, url string, migrate bool, warn func(stri
 				return nil, "", err
 			}
 		}
-		st = postgres.New(pool, nil)
+		pg := postgres.New(pool, nil)
+		st = &openDB{Ledger: pg.Ledger, db: pg}
 		schema = func(ctx context.Context) (ledger.Schema, error) { return postgres.Schema(ctx, pool) }
 	case url == "", strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(url, "sqlite:")
@@ -111,7 +104,7 @@ func openStoreWith(ctx context.Context, url string, migrate bool, warn func(stri
 		if err != nil {
 			return nil, "", err
 		}
-		st, schema = s, s.Schema
+		st, schema = &openDB{Ledger: s.Ledger, db: s}, s.Schema
 	default:
 		return nil, "", fmt.Errorf("unsupported database URL: want postgres://… or sqlite:PATH")
 	}
