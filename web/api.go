@@ -27,11 +27,11 @@ const tenantKey = "settle.tenant"
 // the body limit).
 type api struct {
 	store interface {
-		ledger.TokenStore
 		Create(ctx context.Context, n ledger.NewOperation) (op ledger.Operation, created bool, err error)
 		Summary(ctx context.Context, tenant, id string) (ledger.Operation, error)
 		List(ctx context.Context, f ledger.ListFilter) (ledger.Page, error)
 	}
+	tokens    ledger.TokenStore // the server's TokenCache
 	targets   Targets
 	now       func() time.Time
 	bodyLimit int64
@@ -58,7 +58,7 @@ func (a *api) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if !strings.EqualFold(scheme, "Bearer") {
 			return a.unauthorized(c, "missing API token: send Authorization: Bearer <token>")
 		}
-		tok, err := ledger.Authenticate(c.Request().Context(), a.store, strings.TrimSpace(secret), a.now())
+		tok, err := ledger.Authenticate(c.Request().Context(), a.tokens, strings.TrimSpace(secret), a.now())
 		if ledger.ErrorCode(err) == ledger.EUnauthorized {
 			return a.unauthorized(c, "invalid or revoked API token")
 		}

@@ -83,7 +83,7 @@ type features struct {
 	admin       *admin
 }
 
-func newFeatures(pg pages, cfg Config) features {
+func newFeatures(pg pages, cfg Config, tokens *ledger.TokenCache) features {
 	var contracts resolve.Contracts
 	if cfg.Contracts != nil {
 		contracts = cfg.Contracts
@@ -101,7 +101,7 @@ func newFeatures(pg pages, cfg Config) features {
 		figures: &figures{pages: pg, store: cfg.Store},
 		targets: &targetPages{pages: pg, contracts: cfg.Contracts, names: cfg.Targets, drills: cfg.Store,
 			retention: cfg.Retention, maxDrillAge: cfg.MaxDrillAge},
-		admin: &admin{pages: pg, store: cfg.Store, callbackPolicy: cfg.CallbackPolicy,
+		admin: &admin{pages: pg, store: cfg.Store, tokens: tokens, callbackPolicy: cfg.CallbackPolicy,
 			callbackClient: deliver.Guarded(&http.Client{Timeout: callbackTestTimeout}, cfg.CallbackPolicy)},
 	}
 }
@@ -109,7 +109,7 @@ func newFeatures(pg pages, cfg Config) features {
 // ConsoleRoutes returns a copy of the console's route table, for tests and
 // documentation.
 func ConsoleRoutes() []ConsoleRoute {
-	return consoleTable(newFeatures(pages{}, Config{}))
+	return consoleTable(newFeatures(pages{}, Config{}, nil))
 }
 
 // signInPaths are the auth package's own routes: they are public, and
@@ -118,7 +118,7 @@ var signInPaths = []string{"/login", "/login/demo", "/logout", "/auth/callback"}
 
 func (s *server) routesConsole(e *echo.Echo, cfg Config) {
 	s.signIn.Register(e)
-	for _, r := range consoleTable(newFeatures(s.pages, cfg)) {
+	for _, r := range consoleTable(newFeatures(s.pages, cfg, s.tokens)) {
 		if r.Permission == "" && !r.Public {
 			panic(fmt.Sprintf("web: console route %s %s declares no permission", r.Method, r.Path))
 		}

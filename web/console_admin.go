@@ -29,7 +29,6 @@ type admin struct {
 		ledger.TenantStore
 		ListTokens(ctx context.Context, tenant string) ([]ledger.Token, error)
 		CreateToken(ctx context.Context, t ledger.Token) error
-		RevokeToken(ctx context.Context, tenant, id string, t time.Time) error
 		GetCallback(ctx context.Context, tenant string) (ledger.Callback, error)
 		SetCallback(ctx context.Context, tenant, url string, secret []byte, now time.Time) error
 		RemoveCallback(ctx context.Context, tenant string) error
@@ -38,6 +37,11 @@ type admin struct {
 		CallbackDelivery(ctx context.Context, tenant string) (ledger.CallbackDelivery, error)
 		ListTenantParams(ctx context.Context, tenant string) ([]ledger.TenantParam, error)
 		Actions(ctx context.Context, f ledger.ActionFilter) ([]ledger.Action, error)
+	}
+	// tokens revokes: the server's TokenCache, so that this replica's API
+	// refuses a revoked token at once.
+	tokens interface {
+		RevokeToken(ctx context.Context, tenant, id string, t time.Time) error
 	}
 	callbackPolicy ledger.CallbackPolicy // where an admin may point a callback
 	callbackClient *http.Client          // sends test deliveries, guarded by callbackPolicy
@@ -330,7 +334,7 @@ func (ad *admin) revokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = ad.store.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), ad.now())
+	err = ad.tokens.RevokeToken(actingAs(c, p, auth.ManageTokens, tenant, ""), tenant, c.Param("id"), ad.now())
 	if ledger.ErrorCode(err) == ledger.ENotFound {
 		return notFound()
 	}

@@ -179,3 +179,45 @@ func TestLimits_RatePerToken(t *testing.T) {
 		}
 	})
 }
+
+// TestAPI_TokenCacheRevocationBound: a busy client's token is answered
+// from memory, and a revocation made elsewhere (another replica, the CLI:
+// here, the store directly) refuses it as soon as the cached copy is
+// ledger.TokenCacheTTL old. A token made after an unknown secret was
+// refused works at once: refusals are never cached.
+func TestAPI_TokenCacheRevocationBound(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		clk := ledgertest.NewClock()
+		e := serve(t, open(t), web.Config{Now: clk.Now})
+		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
+			t.Fatalf("first request: %d", r.status)
+		}
+		tokens, err := e.store.ListTokens(context.Background(), "acme")
+		if err != nil || len(tokens) != 1 {
+			t.Fatalf("tokens %v, %v", tokens, err)
+		}
+		if err := e.store.RevokeToken(adminCtx, "acme", tokens[0].ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(ledger.TokenCacheTTL - time.Millisecond)
+		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil); r.status != http.StatusOK {
+			t.Fatalf("inside the cache's bound the cached token answers: %d", r.status)
+		}
+		clk.Advance(time.Millisecond)
+		wantError(t, e.do(http.MethodGet, "/api/v1/operations", "", nil), http.StatusUnauthorized, "unauthorized")
+
+		secret, tok, err := ledger.NewToken("acme", "later", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, e.do(http.MethodGet, "/api/v1/operations", "", nil, "Authorization", "Bearer "+secret),
+			http.StatusUnauthorized, "unauthorized")
+		if err := e.store.CreateToken(adminCtx, tok); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.do(http.MethodGet, "/api/v1/operations", "", nil, "Authorization", "Bearer "+secret); r.status != http.StatusOK {
+			t.Fatalf("a token made after its secret was refused: %d", r.status)
+		}
+	})
+}

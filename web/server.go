@@ -133,6 +133,10 @@ type server struct {
 	}
 	shed   *sheddingLog // refusals a flood drives, rate-limited
 	signIn SignIn       // nil: no console
+	// tokens answers the API's token look-ups from memory for
+	// ledger.TokenCacheTTL; the console revokes through it, so a
+	// revocation here refuses the token at once.
+	tokens *ledger.TokenCache
 }
 
 // New returns the configured Echo server.
@@ -153,6 +157,9 @@ func New(cfg Config) *echo.Echo {
 		s.awaits = &awaiting{resolve: resolve.New(cfg.Store, nil, nil, s.now), quarantine: cfg.Store}
 	}
 	s.shed = newSheddingLog(s.log)
+	if cfg.Store != nil {
+		s.tokens = ledger.NewTokenCache(cfg.Store, s.now)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
@@ -211,7 +218,7 @@ func New(cfg Config) *echo.Echo {
 			bodyTimeout: positive(cfg.Limits.WebhookBodyTimeout, DefaultWebhookBodyTimeout)}
 		e.POST("/webhooks/:target", wh.receiveWebhook)
 	}
-	a := &api{store: cfg.Store, targets: cfg.Targets, now: s.now, bodyLimit: positive(cfg.Limits.BodyLimit, DefaultBodyLimit),
+	a := &api{store: cfg.Store, tokens: s.tokens, targets: cfg.Targets, now: s.now, bodyLimit: positive(cfg.Limits.BodyLimit, DefaultBodyLimit),
 		rates:   newTokenRates(cfg.Limits.RateLimit, cfg.Limits.RateBurst, s.now),
 		creates: newCreateSlots(cfg.Limits.MaxCreates, cfg.Limits.MaxCreatesPerTenant, cfg.Limits.CreateWait)}
 	a.routes(e)

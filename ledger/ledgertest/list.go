@@ -99,11 +99,14 @@ func testList(t *testing.T, h Harness) {
 	})
 }
 
-func testTokens(t *testing.T, h Harness) {
+func testTokens(t *testing.T, h Harness, wrap func(ledger.TokenStore, func() time.Time) ledger.TokenStore) {
 	f := setup(t, h)
 	ts, ok := f.store.(ledger.TokenStore)
 	if !ok {
 		t.Fatal("store does not implement ledger.TokenStore")
+	}
+	if wrap != nil {
+		ts = wrap(ts, f.clk.Now)
 	}
 	secret, tok, err := ledger.NewToken("acme", "billing", f.clk.Now())
 	if err != nil {

@@ -1,6 +1,10 @@
 package ledgertest
 
-import "testing"
+import (
+	"settle/ledger"
+	"testing"
+	"time"
+)
 
 // Run runs the whole conformance suite against the stores h makes. Its
 // groups run in parallel, as do their tests (setup), so that one group's
@@ -19,7 +23,14 @@ func Run(t *testing.T, h Harness) {
 	t.Run("List", func(t *testing.T) { t.Parallel(); testList(t, h) })
 	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, h) })
 	t.Run("Summary", func(t *testing.T) { t.Parallel(); testSummary(t, h) })
-	t.Run("Tokens", func(t *testing.T) { testTokens(t, h) })
+	t.Run("Tokens", func(t *testing.T) { testTokens(t, h, nil) })
+	// The same rules through the API's cache, whose revocations take effect
+	// at once (a revocation elsewhere: within ledger.TokenCacheTTL).
+	t.Run("Tokens/Cached", func(t *testing.T) {
+		testTokens(t, h, func(s ledger.TokenStore, now func() time.Time) ledger.TokenStore {
+			return ledger.NewTokenCache(s, now)
+		})
+	})
 	t.Run("Tenants", func(t *testing.T) { testTenants(t, h) })
 	t.Run("TokenNames", func(t *testing.T) { testTokenNames(t, h) })
 	t.Run("Inbox", func(t *testing.T) { t.Parallel(); testInbox(t, h) })
