@@ -34,7 +34,9 @@ type openDB struct {
 }
 
 // SchemaFacts implements ledger.DrillStore.
-func (o *openDB) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) { return o.db.SchemaFacts(ctx) }
+func (o *openDB) SchemaFacts(ctx context.Context) (ledger.SchemaFacts, error) {
+	return o.db.SchemaFacts(ctx)
+}
 
 // Ping reports whether the database answers.
 func (o *openDB) Ping(ctx context.Context) error { return o.db.Ping(ctx) }
