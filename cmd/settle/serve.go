@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ type serveConfig struct {
 	Addr                string        `default:"127.0.0.1:8080" help:"listen address HOST:PORT"`
 	MetricsAddr         string        `name:"metrics-addr" help:"serve /metrics on this HOST:PORT only, not on --addr; empty: on --addr"`
 	MetricsTenantLabels bool          `name:"metrics-tenant-labels" help:"add a tenant label to the ledger metrics: one series per tenant, off by default for cardinality"`
+	PprofAddr           string        `name:"pprof-addr" help:"serve Go's profiles (/debug/pprof/: CPU, heap, goroutines) on this loopback HOST:PORT only, for profiling; empty: off"`
 	MetricsInterval     time.Duration `name:"metrics-interval" default:"15s" help:"how often the database-wide metrics gauges are read (one statement per replica; scrapes read the cached values)"`
 	Contracts           string        `env:"SETTLE_CONTRACTS" help:"target contracts file"`
 	Demo                bool          `help:"a playground for newcomers (loopback --addr only): simulated targets with faults, tenants acme and globex, a trickle of operations and demo sign-in"`
@@ -98,6 +100,11 @@ func (c *serveConfig) validate() error {
 			return err
 		}
 	}
+	if c.PprofAddr != "" {
+		if host, _, err := net.SplitHostPort(c.PprofAddr); err != nil || !isLoopback(host) {
+			return usagef("--pprof-addr shows the process's memory and stacks, so it must be a loopback address (127.0.0.1, ::1 or localhost), got %q", c.PprofAddr)
+		}
+	}
 	switch {
 	case c.BodyLimit <= 0:
 		return usagef("--body-limit must be a positive number of bytes, got %d", c.BodyLimit)
@@ -149,6 +156,7 @@ type app struct {
 	log       *slog.Logger
 	ln        net.Listener
 	metricsLn net.Listener // nil: /metrics on ln
+	pprofLn   net.Listener // nil: no profiles
 	contracts *target.Set
 	demo      demoTarget
 	store     store
@@ -201,6 +209,12 @@ func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error
 			return nil, fmt.Errorf("listen for metrics: %w", err)
 		}
 		a.opened(func() { a.metricsLn.Close() })
+	}
+	if cfg.PprofAddr != "" {
+		if a.pprofLn, err = net.Listen("tcp", cfg.PprofAddr); err != nil {
+			return nil, fmt.Errorf("listen for profiles: %w", err)
+		}
+		a.opened(func() { a.pprofLn.Close() })
 	}
 	if a.contracts, a.demo, err = loadContracts(cfg, a.self()); err != nil {
 		return nil, err
@@ -256,6 +270,14 @@ func newApp(ctx context.Context, cfg serveConfig, stderr io.Writer) (*app, error
 		msrv.SetErrorLog(a.component("http"))
 		msrv.Register(reg, "metrics")
 		a.servers = append(a.servers, listening{msrv, a.metricsLn})
+	}
+	if a.pprofLn != nil {
+		// A CPU profile or trace answers after the seconds it was asked to
+		// run (30 by default): up to ten minutes here.
+		limits.MaxConns, limits.WriteTimeout = metricsConns, 10*time.Minute
+		psrv := web.NewHTTPServer(profiles(), limits)
+		psrv.SetErrorLog(a.component("http"))
+		a.servers = append(a.servers, listening{psrv, a.pprofLn})
 	}
 	a.loops = a.buildLoops(m, client, credentials, reg)
 	if console != nil {
@@ -366,6 +388,9 @@ func (a *app) Run(ctx context.Context, stdout io.Writer) error {
 	where := ""
 	if a.metricsLn != nil {
 		where = fmt.Sprintf("metrics: http://%s/metrics; ", a.metricsLn.Addr())
+	}
+	if a.pprofLn != nil {
+		where += fmt.Sprintf("profiles: http://%s/debug/pprof/; ", a.pprofLn.Addr())
 	}
 	fmt.Fprintf(stdout, "settle: listening on http://%s (store: %s; targets: %d; %sbackground loops: %d)\n",
 		a.ln.Addr(), a.desc, len(a.contracts.Names()), where, len(a.loops))
@@ -512,3 +537,15 @@ func (t contractTargets) Target(name string) (web.Target, bool) {
 
 // Names lists the configured targets, for the console's target filter.
 func (t contractTargets) Names() []string { return t.set.Names() }
+
+// profiles serves net/http/pprof's handlers, on --pprof-addr's own
+// listener only: never on --addr, where clients and the console are.
+func profiles() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
