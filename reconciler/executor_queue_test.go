@@ -1,0 +1,151 @@
+package reconciler_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"settle/ledger"
+	"settle/ledger/ledgertest"
+	"settle/ledger/storetest"
+	"settle/target/sim"
+)
+
+// claimCounter is a Store that notes the size of every claim that found
+// work.
+type claimCounter struct {
+	ledger.Store
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (s *claimCounter) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error) {
+	ops, err := s.Store.ClaimBatch(ctx, n, lease, byTarget...)
+	if len(ops) > 0 {
+		s.mu.Lock()
+		s.sizes = append(s.sizes, len(ops))
+		s.mu.Unlock()
+	}
+	return ops, err
+}
+
+// The executor claims from its local queue's room, not one operation per
+// freed worker: with 4 workers and a backlog of 400, claims were at most 4
+// (the free workers) without the queue. With the default queue of
+// 2×Workers they average well above that; with a queue of a batch and more
+// they come close to the batch of 10.
+func TestExecutor_ClaimsFullBatches(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		queue   int
+		atLeast float64 // operations per claim, on average
+	}{
+		{"DefaultQueue", 0, 6}, // 1.5×Workers: the queue less its low-water mark
+		{"QueueOf16", 16, 8.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+				r := newRig(t, h, sim.Config{Class: "A"}, nil)
+				const backlog = 400
+				ops := r.createMany(backlog, func(i int) (string, string, int) {
+					return "acme", fmt.Sprintf("order-%d", i), 100 + i
+				})
+				counted := &claimCounter{Store: r.store}
+				exec := r.executor(counted)
+				exec.Workers, exec.Batch, exec.Queue = 4, 10, tc.queue
+				r.runUntil("every operation sent", func() bool { return len(r.sim.Objects()) >= backlog }, exec)
+
+				counted.mu.Lock()
+				sizes := counted.sizes
+				counted.mu.Unlock()
+				total := 0
+				for _, n := range sizes {
+					total += n
+				}
+				avg := float64(total) / float64(len(sizes))
+				t.Logf("%d operations in %d claims, %.1f per claim: %v", total, len(sizes), avg, sizes)
+				if total != backlog {
+					t.Fatalf("claimed %d operations, want %d", total, backlog)
+				}
+				if avg < tc.atLeast {
+					t.Fatalf("claims averaged %.1f operations, want at least %.1f (batch %d, 4 workers)", avg, tc.atLeast, exec.Batch)
+				}
+				for _, op := range ops {
+					if got := r.get(op); got.State != ledger.Succeeded || r.remote(op) != 1 {
+						t.Fatalf("%s: %s with %d remote objects", op.IntentRef, got.State, r.remote(op))
+					}
+				}
+			})
+		})
+	}
+}
+
+// A queued operation that waited past its queue allowance behind a slow
+// send is not sent: it stays IN_FLIGHT until its lease runs out and the
+// sweeper makes it UNKNOWN, and the target never hears of it.
+func TestExecutor_QueuedPastAllowanceIsNotSent(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A", SlowDelay: 1200 * time.Millisecond}, nil)
+		var logs syncBuffer
+		exec := r.executor(r.store)
+		// One worker and a queue of two; a queued send must start within
+		// 400ms of its claim, and the slow send ahead of it takes 1.2s
+		// (inside the 1.5s timeout and the 2s lease cap).
+		exec.Workers, exec.QueueWait = 1, 400*time.Millisecond
+		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "executor")
+		stop := r.start(exec, r.sweeper())
+		defer stop()
+
+		// Fast sends first, so that the executor measures its send time
+		// and lets operations queue.
+		warm := r.confirmedBy(3)
+		r.sim.Script(sim.Slow)
+		slow := r.create("acme", "slow", 700)
+		r.waitFor("the slow send to be claimed", func() bool { return r.get(slow).State != ledger.Prepared })
+		queued := r.create("acme", "queued", 800)
+		r.waitFor("the queued operation to expire into UNKNOWN", r.isIn(queued, ledger.Unknown))
+		r.waitFor("the slow send to be recorded", r.isIn(slow, ledger.Succeeded))
+		stop()
+
+		if n := r.remote(queued); n != 0 {
+			t.Fatalf("the target holds %d objects for the queued operation", n)
+		}
+		for _, o := range r.sim.Objects() {
+			if o.IdempotencyKey == queued.RemoteKey {
+				t.Fatalf("the queued operation's key reached the target: %+v", o)
+			}
+		}
+		if got := r.sim.Requests(); got != len(warm)+1 {
+			t.Fatalf("%d create requests, want %d (the warm-up and the slow send)", got, len(warm)+1)
+		}
+		want := []ledger.State{ledger.Prepared, ledger.InFlight, ledger.Unknown}
+		if got := r.history(queued); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("history %v, want %v", got, want)
+		}
+		if !strings.Contains(logs.String(), "not sent: queued past its lease allowance") ||
+			!strings.Contains(logs.String(), queued.ID) {
+			t.Fatalf("no log line for the unsent operation:\n%s", logs.String())
+		}
+	})
+}
+
+// confirmedBy creates n operations and waits, with the executor the caller
+// runs, until each is SUCCEEDED.
+func (r *rig) confirmedBy(n int) []ledger.Operation {
+	r.t.Helper()
+	var ops []ledger.Operation
+	for i := range n {
+		op := r.create("acme", fmt.Sprintf("warm-%d", i), 100+i)
+		ops = append(ops, op)
+	}
+	for _, op := range ops {
+		r.waitFor(op.IntentRef+" to succeed", r.isIn(op, ledger.Succeeded))
+	}
+	return ops
+}
