@@ -16,7 +16,9 @@ import (
 
 // benchCmd is `settle bench`: measurements, not tests.
 type benchCmd struct {
-	Lease benchLeaseCmd `cmd:"" help:"time the reconciler's lease, the executor's claim and the sweeper against growing backlogs"`
+	Lease   benchLeaseCmd   `cmd:"" help:"time the reconciler's lease, the executor's claim and the sweeper against growing backlogs"`
+	Seed    benchSeedCmd    `cmd:"" help:"load a realistic ledger of many operations (COPY on PostgreSQL) for settle bench console"`
+	Console benchConsoleCmd `cmd:"" help:"time the console's pages over real HTTP against a seeded ledger"`
 }
 
 // The batches the loops ask for: the reconciler leases 50, the executor
