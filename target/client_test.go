@@ -73,7 +73,7 @@ func (failingParams) TenantParams(context.Context, string) (map[string]string, e
 }
 
 // stripeLike is a contract shaped like Stripe's v1 charges API.
-func stripeLike(t *testing.T, base string) (*Set, *Contract) {
+func stripeLike(t testing.TB, base string) (*Set, *Contract) {
 	t.Helper()
 	yaml := `targets:
   - name: stripe
@@ -114,7 +114,7 @@ func stripeLike(t *testing.T, base string) (*Set, *Contract) {
 	return set, c
 }
 
-func stripeClient(t *testing.T, set *Set, src ParamSource) *Client {
+func stripeClient(t testing.TB, set *Set, src ParamSource) *Client {
 	t.Helper()
 	secrets, err := ReadSecrets(set, func(k string) string {
 		return map[string]string{"STRIPE_SECRET_KEY": "sk_test_4eC39HqLyjWDarjtT1zdp7dc"}[k]
