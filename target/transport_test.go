@@ -352,7 +352,7 @@ func TestClient_IdleCloseSeenBeforeWrite(t *testing.T) {
 	cl := stripeClient(t, set, acme)
 	for i := range 5 {
 		if i > 0 {
-			time.Sleep(50 * time.Millisecond) // let the transport read the close
+			time.Sleep(200 * time.Millisecond) // let the transport read the close
 		}
 		key := fmt.Sprintf("key-%d", i)
 		if a := cl.Create(context.Background(), c, "acme", []byte(charge), key, ""); a.Status != http.StatusOK || srv.received(key) != 1 {
