@@ -3,7 +3,6 @@ package target
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +19,14 @@ import (
 const MaxResponseBytes = 1 << 20
 
 // Client sends each request to a target exactly once. Nothing on its path
-// retries:
-//   - keep-alives are off, because Go's transport silently re-sends a request
-//     that carries an Idempotency-Key header when a reused connection fails;
+// re-sends a create:
+//   - connections are reused only for requests Go's transport never
+//     re-sends after a byte of them left the process: a create with a body
+//     that cannot be rewound (GetBody is nil), or a lookup (a GET, which
+//     Go may re-send on a failed reused connection, and which reads
+//     nothing but the target's state). A create Go would treat as
+//     replayable — no body, with an Idempotency-Key header — gets a fresh
+//     connection, which Go never retries on (see onceTransport);
 //   - the request body cannot be rewound (GetBody is nil), so no layer can
 //     replay it;
 //   - HTTP/2 is not negotiated (its transport retries refused streams);
@@ -55,22 +59,16 @@ type ClientOptions struct {
 	// WrapTransport, when set, wraps the client's own transport, for `settle
 	// drill`, which injects faults on settle's side of the connection (a
 	// response read in full, then discarded). The wrapper receives the
-	// transport that keeps the exactly-once properties above (no
-	// keep-alives, no HTTP/2) and must not retry, rewind a body or follow
-	// redirects itself: it may only pass a request on once, or not at all.
+	// transport that keeps the exactly-once properties above (connections
+	// reused only for requests Go never re-sends, no HTTP/2) and must not
+	// retry, rewind a body or follow redirects itself: it may only pass a
+	// request on once, or not at all.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // NewClient returns a Client. Per-request timeouts come from each contract.
 func NewClient(o ClientOptions) *Client {
-	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		DisableKeepAlives:   true,
-		ForceAttemptHTTP2:   false,
-		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
-		TLSHandshakeTimeout: 10 * time.Second,
-	}
+	tr := newOnceTransport((&net.Dialer{Timeout: 10 * time.Second}).DialContext)
 	var rt http.RoundTripper = tr
 	if o.WrapTransport != nil {
 		rt = o.WrapTransport(tr)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recorder is a target on loopback that records every request it gets.
@@ -72,7 +73,7 @@ func (failingParams) TenantParams(context.Context, string) (map[string]string, e
 }
 
 // stripeLike is a contract shaped like Stripe's v1 charges API.
-func stripeLike(t *testing.T, base string) (*Set, *Contract) {
+func stripeLike(t testing.TB, base string) (*Set, *Contract) {
 	t.Helper()
 	yaml := `targets:
   - name: stripe
@@ -113,7 +114,7 @@ func stripeLike(t *testing.T, base string) (*Set, *Contract) {
 	return set, c
 }
 
-func stripeClient(t *testing.T, set *Set, src ParamSource) *Client {
+func stripeClient(t testing.TB, set *Set, src ParamSource) *Client {
 	t.Helper()
 	secrets, err := ReadSecrets(set, func(k string) string {
 		return map[string]string{"STRIPE_SECRET_KEY": "sk_test_4eC39HqLyjWDarjtT1zdp7dc"}[k]
@@ -423,7 +424,8 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // WrapTransport sees each request once, over the client's own transport
-// (keep-alives off, no body to rewind); a wrapper that reads the response
+// (connections reused only for what Go never re-sends, no HTTP/2, a
+// create body that cannot be rewound); a wrapper that reads the response
 // and then drops it (as settle drill does) leaves the client with a
 // request that reached the target and no answer, and nothing is re-sent.
 func TestClient_WrapTransport(t *testing.T) {
@@ -440,9 +442,17 @@ func TestClient_WrapTransport(t *testing.T) {
 	}
 	var seen []*http.Request
 	cl := NewClient(ClientOptions{Secrets: secrets, Params: acme, WrapTransport: func(next http.RoundTripper) http.RoundTripper {
-		tr, ok := next.(*http.Transport)
-		if !ok || !tr.DisableKeepAlives {
-			t.Errorf("the wrapper got %T, not the client's transport without keep-alives", next)
+		tr, ok := next.(*onceTransport)
+		switch {
+		case !ok:
+			t.Errorf("the wrapper got %T, not the client's exactly-once transport", next)
+		case tr.reuse.DisableKeepAlives || !tr.fresh.DisableKeepAlives:
+			t.Errorf("keep-alives: pool %v, fresh %v; want on for the pool only", !tr.reuse.DisableKeepAlives, !tr.fresh.DisableKeepAlives)
+		case tr.reuse.TLSNextProto == nil || len(tr.reuse.TLSNextProto) != 0 || tr.reuse.ForceAttemptHTTP2 ||
+			tr.fresh.TLSNextProto == nil || len(tr.fresh.TLSNextProto) != 0 || tr.fresh.ForceAttemptHTTP2:
+			t.Errorf("HTTP/2 may be negotiated")
+		case tr.reuse.IdleConnTimeout <= 0 || tr.reuse.IdleConnTimeout > time.Minute:
+			t.Errorf("idle connections kept %s; want a bound below a minute", tr.reuse.IdleConnTimeout)
 		}
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 			seen = append(seen, r)
@@ -459,7 +469,7 @@ func TestClient_WrapTransport(t *testing.T) {
 	if a.Answered() || !a.Sent() || a.Failure != "connection closed without a response" {
 		t.Fatalf("attempt = %+v; want sent, unanswered, connection closed", a)
 	}
-	if len(seen) != 1 || seen[0].GetBody != nil || len(rec.requests()) != 1 {
+	if len(seen) != 1 || seen[0].GetBody != nil || seen[0].Body == nil || seen[0].Body == http.NoBody || mayReplay(seen[0]) || len(rec.requests()) != 1 {
 		t.Fatalf("the wrapper saw %d requests and the target %d; want one each, without GetBody", len(seen), len(rec.requests()))
 	}
 }
