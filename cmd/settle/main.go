@@ -29,7 +29,7 @@ type cli struct {
 	Sim        simCmd        `cmd:"" help:"run the simulated payments target, or print its contract"`
 	Drill      drillCmd      `cmd:"" help:"run the fault-injection drill against a target and store its results (exit 1 on a failed test)"`
 	Gonogo     gonogoCmd     `cmd:"" help:"evaluate the eleven go/no-go controls per target (exit 1 on any FAIL)"`
-	Bench      benchCmd      `cmd:"" help:"measure: settle bench lease times the lease, claim and sweep against growing backlogs"`
+	Bench      benchCmd      `cmd:"" help:"measure: settle bench lease times the lease, claim and sweep against growing backlogs; seed and console time the console over a large ledger"`
 	Config     configCmd     `cmd:"" help:"check serve's configuration (flags, environment, --config file) and print it, secrets masked"`
 	Help       helpCmd       `cmd:"" help:"show the commands, or the flags of one (settle help token create)"`
 }
