@@ -214,6 +214,9 @@ func (a *Auditor) step(ctx context.Context, name string) error {
 func (a *Auditor) check(ctx context.Context, c *target.Contract, op ledger.Operation, rep *Report) error {
 	now := a.Now()
 	objects, ev, err := a.lookup(ctx, c, op)
+	if err != nil && ctx.Err() != nil {
+		return nil // cut by shutdown: not the target's failure, and nothing concluded
+	}
 	if err != nil {
 		rep.LookupsFailed++
 		rep.LookupFailures = append(rep.LookupFailures, LookupFailure{op.Tenant, op.ID, err.Error()})
