@@ -45,6 +45,14 @@ type hookRead struct {
 	// Guarded by the budget's mu.
 	reading bool
 	shed    bool
+	// heir is the delivery this one was shed for: when this one goes, its
+	// place is handed to the heir, not to whichever delivery asks next.
+	// Without it a forger redialling at that moment could take the place
+	// a real delivery had freed, and the real one wait out its time.
+	heir    *hookRead
+	waiting bool          // acquire is waiting for a place
+	in      bool          // holds a place (set by acquire, or by release's hand-off)
+	handed  chan struct{} // closed when release hands this delivery a place
 }
 
 func newWebhookBudget(bytes int64, count int, wait time.Duration) *webhookBudget {
@@ -57,18 +65,21 @@ func newWebhookBudget(bytes int64, count int, wait time.Duration) *webhookBudget
 // others, to go; ok false means nothing was reserved.
 func (b *webhookBudget) acquire(ctx context.Context, size int64, cut func()) (r *hookRead, ok bool) {
 	size = min(max(size, 1), b.bytes)
-	r = &hookRead{size: size, cut: cut, reading: true}
+	r = &hookRead{size: size, cut: cut, reading: true, handed: make(chan struct{})}
 	t := time.NewTimer(b.wait)
 	defer t.Stop()
 	for {
 		b.mu.Lock()
-		if b.used+size <= b.bytes && int64(len(b.held)) < b.count {
-			b.used += size
-			b.held = append(b.held, r)
+		if r.in || b.fits(r) {
+			b.admit(r)
 			b.mu.Unlock()
 			return r, true
 		}
 		victims := b.shedFor(size)
+		for _, v := range victims {
+			v.heir = r
+		}
+		r.waiting = true
 		freed := b.freed
 		b.mu.Unlock()
 		for _, v := range victims {
@@ -76,12 +87,38 @@ func (b *webhookBudget) acquire(ctx context.Context, size int64, cut func()) (r 
 		}
 		select {
 		case <-freed:
+		case <-r.handed:
 		case <-t.C:
-			return nil, false
+			return r, b.giveUp(r)
 		case <-ctx.Done():
-			return nil, false
+			return r, b.giveUp(r)
 		}
 	}
+}
+
+// fits says whether r would fit in the budget now. Called with mu held.
+func (b *webhookBudget) fits(r *hookRead) bool {
+	return b.used+r.size <= b.bytes && int64(len(b.held)) < b.count
+}
+
+// admit gives r its place (if release has not handed it one already).
+// Called with mu held.
+func (b *webhookBudget) admit(r *hookRead) {
+	r.waiting = false
+	if !r.in {
+		r.in = true
+		b.used += r.size
+		b.held = append(b.held, r)
+	}
+}
+
+// giveUp ends r's wait: false, unless release handed it a place just
+// before, which it then keeps (and its caller releases).
+func (b *webhookBudget) giveUp(r *hookRead) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r.waiting = false
+	return r.in
 }
 
 // shedFor marks the oldest bodies still being read as shed until, once
@@ -130,6 +167,10 @@ func (b *webhookBudget) release(r *hookRead) {
 		if h == r {
 			b.held = append(b.held[:i], b.held[i+1:]...)
 			b.used -= r.size
+			if heir := r.heir; heir != nil && heir.waiting && !heir.in && b.fits(heir) {
+				b.admit(heir)
+				close(heir.handed)
+			}
 			close(b.freed)
 			b.freed = make(chan struct{})
 			return

@@ -89,3 +89,30 @@ func TestWebhookBudget_BoundsPlaces(t *testing.T) {
 		t.Fatalf("%d places held", len(b.held))
 	}
 }
+
+// The place a shed body frees goes to the delivery it was shed for, in
+// the release itself, not to whichever waiting delivery runs first: a
+// forger redialling at that moment cannot take it.
+func TestWebhookBudget_HandsShedPlaceToItsHeir(t *testing.T) {
+	b := newWebhookBudget(1<<20, 1, time.Second)
+	ctx := context.Background()
+	cutForged := make(chan struct{})
+	forged, ok := b.acquire(ctx, 10, func() { close(cutForged) })
+	if !ok {
+		t.Fatal("first refused")
+	}
+	real := make(chan bool)
+	go func() { _, ok := b.acquire(ctx, 10, func() {}); real <- ok }()
+	<-cutForged
+	b.release(forged)
+	b.mu.Lock()
+	heir := forged.heir
+	handed := heir != nil && heir.in && len(b.held) == 1 && b.held[0] == heir
+	b.mu.Unlock()
+	if !handed {
+		t.Fatal("release left the place free for anyone: the delivery the body was shed for does not hold it")
+	}
+	if !<-real {
+		t.Fatal("the delivery the forged body was shed for was refused")
+	}
+}
