@@ -36,7 +36,7 @@ func (d driver) OperationRecord(ctx context.Context, p ledger.RecordParams) ([]l
 	if err != nil {
 		return nil, err
 	}
-	rows, err := d.q.OperationRecord(ctx, dbsqlc.OperationRecordParams{Rows: js, Now: p.Now,
+	rows, err := d.q.OperationRecord(ctx, dbsqlc.OperationRecordParams{Rows: js, N: int32(len(p.Rows)), Now: p.Now,
 		CallbackStates: callbackStates()})
 	out := make([]ledger.Operation, len(rows))
 	for i, r := range rows {

@@ -86,7 +86,11 @@ SELECT c.tenant_id, c.operation_id::text AS operation_id, c.operation_type, c.in
 -- still in its from_state at its fence, with its event; queues, in the same
 -- statement, the tenant's callback of each state in @callback_states when
 -- the tenant has an endpoint (ON CONFLICT: one per state reached), and the
--- owning team's notice of every escalation.
+-- owning team's notice of every escalation. @n is the number of rows: the
+-- LIMIT tells the planner how few they are (a JSON array's elements are
+-- estimated at 100, for which it hashed a whole scan of operation_ledger
+-- below some 50,000 operations, a plan that then stuck as the table grew);
+-- a generic plan takes a parameter's LIMIT as a few rows, too.
 WITH i AS (
     SELECT r.v ->> 'tenant_id' AS tenant_id, (r.v ->> 'operation_id')::uuid AS operation_id,
            (r.v ->> 'fence')::bigint AS fence, r.v ->> 'from_state' AS from_state, r.v ->> 'to_state' AS to_state,
@@ -94,6 +98,7 @@ WITH i AS (
            r.v ->> 'reason' AS reason, r.v ->> 'actor' AS actor, r.v -> 'evidence' AS evidence,
            (r.v ->> 'sent_at')::timestamptz AS sent_at, (r.v ->> 'end_replay')::bool AS end_replay
       FROM jsonb_array_elements(sqlc.arg(rows)::jsonb) AS r(v)
+     LIMIT sqlc.arg(n)::int
 ), u AS (
     UPDATE operation_ledger o SET state = i.to_state,
         remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),

@@ -380,12 +380,13 @@ WITH i AS (
            r.v ->> 'reason' AS reason, r.v ->> 'actor' AS actor, r.v -> 'evidence' AS evidence,
            (r.v ->> 'sent_at')::timestamptz AS sent_at, (r.v ->> 'end_replay')::bool AS end_replay
       FROM jsonb_array_elements($1::jsonb) AS r(v)
+     LIMIT $2::int
 ), u AS (
     UPDATE operation_ledger o SET state = i.to_state,
         remote_ref = coalesce(nullif(i.remote_ref, ''), o.remote_ref),
-        lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $2::timestamptz,
+        lease_expires_at = NULL, next_reconcile_at = i.next_at, reason = i.reason, updated_at = $3::timestamptz,
         last_sent_at = coalesce(i.sent_at, o.last_sent_at),
-        retry_window_end = CASE WHEN i.end_replay THEN least(o.retry_window_end, $2::timestamptz)
+        retry_window_end = CASE WHEN i.end_replay THEN least(o.retry_window_end, $3::timestamptz)
             ELSE o.retry_window_end END
       FROM i
      WHERE o.tenant_id = i.tenant_id AND o.operation_id = i.operation_id
@@ -400,7 +401,7 @@ WITH i AS (
     INSERT INTO callback_outbox (tenant_id, operation_id, state, fence_token, created_at, next_attempt_at)
     SELECT u.tenant_id, u.operation_id, u.state, u.fence_token, u.updated_at, u.updated_at
       FROM u JOIN tenant_callbacks tc ON tc.tenant_id = u.tenant_id
-     WHERE u.state = ANY($3::text[])
+     WHERE u.state = ANY($4::text[])
     ON CONFLICT (tenant_id, operation_id, state) DO NOTHING
 ), esc AS (
     INSERT INTO escalation_outbox (tenant_id, operation_id, fence_token, created_at, next_attempt_at)
@@ -417,6 +418,7 @@ SELECT u.tenant_id, u.operation_id::text AS operation_id, u.operation_type, u.in
 
 type OperationRecordParams struct {
 	Rows           []byte
+	N              int32
 	Now            time.Time
 	CallbackStates []string
 }
@@ -450,9 +452,18 @@ type OperationRecordRow struct {
 // still in its from_state at its fence, with its event; queues, in the same
 // statement, the tenant's callback of each state in @callback_states when
 // the tenant has an endpoint (ON CONFLICT: one per state reached), and the
-// owning team's notice of every escalation.
+// owning team's notice of every escalation. @n is the number of rows: the
+// LIMIT tells the planner how few they are (a JSON array's elements are
+// estimated at 100, for which it hashed a whole scan of operation_ledger
+// below some 50,000 operations, a plan that then stuck as the table grew);
+// a generic plan takes a parameter's LIMIT as a few rows, too.
 func (q *Queries) OperationRecord(ctx context.Context, arg OperationRecordParams) ([]OperationRecordRow, error) {
-	rows, err := q.db.Query(ctx, operationRecord, arg.Rows, arg.Now, arg.CallbackStates)
+	rows, err := q.db.Query(ctx, operationRecord,
+		arg.Rows,
+		arg.N,
+		arg.Now,
+		arg.CallbackStates,
+	)
 	if err != nil {
 		return nil, err
 	}
