@@ -149,3 +149,48 @@ func (r *rig) confirmedBy(n int) []ledger.Operation {
 	}
 	return ops
 }
+
+// Operations still in the local queue when the executor stops are not
+// sent, however much of their allowance is left: shutdown sends nothing
+// more, finishes and records the send in progress, and leaves the queued
+// ones IN_FLIGHT for their leases to expire into UNKNOWN.
+func TestExecutor_QueuedAtShutdownIsNotSent(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
+		r := newRig(t, h, sim.Config{Class: "A", SlowDelay: 1200 * time.Millisecond}, nil)
+		var logs syncBuffer
+		exec := r.executor(r.store)
+		// One worker, a queue of two, and a lease long enough that a
+		// queued send could wait 5s for the slow one ahead of it.
+		exec.Workers, exec.Queue, exec.Lease, exec.QueueWait, exec.Grace = 1, 2, 30*time.Second, 5*time.Second, 10*time.Second
+		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "executor")
+		stop := r.start(exec)
+		defer stop()
+
+		warm := r.confirmedBy(3)
+		r.sim.Script(sim.Slow)
+		slow := r.create("acme", "slow", 700)
+		r.waitFor("the slow send to be claimed", func() bool { return r.get(slow).State != ledger.Prepared })
+		queued := []ledger.Operation{r.create("acme", "queued-1", 801), r.create("acme", "queued-2", 802)}
+		for _, op := range queued {
+			r.waitFor(op.IntentRef+" to be claimed into the queue", r.isIn(op, ledger.InFlight))
+		}
+		stop() // while the slow send is in progress
+
+		if got := r.get(slow); got.State != ledger.Succeeded {
+			t.Fatalf("the send in progress at shutdown: %s, want it finished and recorded", got.State)
+		}
+		for _, op := range queued {
+			if got := r.get(op); got.State != ledger.InFlight || r.remote(op) != 0 {
+				t.Fatalf("%s: %s with %d remote objects, want IN_FLIGHT and never sent", op.IntentRef, got.State, r.remote(op))
+			}
+		}
+		if got := r.sim.Requests(); got != len(warm)+1 {
+			t.Fatalf("%d create requests, want %d (the warm-up and the slow send)", got, len(warm)+1)
+		}
+		if !strings.Contains(logs.String(), "claimed operations left unsent at shutdown") ||
+			!strings.Contains(logs.String(), "operations=2") {
+			t.Fatalf("no log line for the two unsent operations:\n%s", logs.String())
+		}
+	})
+}
