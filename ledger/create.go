@@ -74,9 +74,21 @@ type CreateDriver interface {
 	// (evidence: a JSON object), all or none, unless its intent exists:
 	// inserted is then false and nothing is written.
 	OperationInsertIfNew(ctx context.Context, op Operation, evidence []byte) (got Operation, inserted bool, err error)
+	// OperationInsertBatch inserts the rows' operations, PREPARED, each
+	// with its creation event, in one transaction: all or none. A row
+	// whose intent exists is skipped, and not returned; inserted are the
+	// others, in any order.
+	OperationInsertBatch(ctx context.Context, rows []CreationRow) (inserted []Operation, err error)
 	// PayloadConflictInsert records a refused creation of existing's intent
 	// that carried the payload hash rejected, at at.
 	PayloadConflictInsert(ctx context.Context, existing Operation, rejected []byte, at time.Time) error
+}
+
+// CreationRow is one operation of OperationInsertBatch with the evidence
+// of its creation event (a JSON object).
+type CreationRow struct {
+	Operation
+	Evidence []byte
 }
 
 // createOver is CreateTx over a Driver; what it writes is added to c
@@ -114,11 +126,25 @@ func (t createOver) RecordConflict(ctx context.Context, existing Operation, reje
 }
 
 // Create implements Store with CreateIn over the driver, and tells the
-// observer what was committed.
+// observer what was committed. Concurrent creations are group-committed
+// (committer): each is answered once its batch has committed. What its
+// batch did not create — an existing intent, a second request of one
+// intent, a batch that failed as a whole — is created here on its own, so
+// that the rule of one intent, one operation is CreateIn's alone and one
+// bad request costs only its own answer.
 func (l *Ledger) Create(ctx context.Context, n NewOperation) (Operation, bool, error) {
 	op, err := Prepare(n, l.clock())
 	if err != nil {
 		return Operation{}, false, err
+	}
+	if l.group != nil {
+		got, created, err := l.group.create(ctx, op)
+		if err != nil {
+			return Operation{}, false, fmt.Errorf("create: %w", err)
+		}
+		if created {
+			return got, true, nil
+		}
 	}
 	var c Commit
 	cr, err := CreateIn(ctx, createOver{l.d, &c}, n, op)
@@ -127,4 +153,19 @@ func (l *Ledger) Create(ctx context.Context, n NewOperation) (Operation, bool, e
 		return Operation{}, false, fmt.Errorf("create: %w", err)
 	}
 	return cr.Result()
+}
+
+// insertBatch is the committer's write: one transaction of rows, its
+// creations told to the observer once it has committed.
+func (l *Ledger) insertBatch(ctx context.Context, rows []CreationRow) ([]Operation, error) {
+	got, err := l.d.OperationInsertBatch(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	var c Commit
+	for _, op := range got {
+		c.Add(op, "")
+	}
+	c.Tell(ctx, l.observer)
+	return got, nil
 }

@@ -167,7 +167,8 @@ type LeaderUpsertParams struct {
 type Ledger struct {
 	d        Driver
 	now      func() time.Time
-	observer Observer // told what each committed write of events wrote
+	observer Observer   // told what each committed write of events wrote
+	group    *committer // nil inside a transaction of the caller's (Within)
 }
 
 // SetObserver makes o the observer the Ledger tells, after each commit,
@@ -182,8 +183,16 @@ func New(d Driver, now func() time.Time) *Ledger {
 	if now == nil {
 		now = time.Now
 	}
-	return &Ledger{d: d, now: now}
+	l := &Ledger{d: d, now: now}
+	l.group = &committer{insert: l.insertBatch}
+	return l
 }
+
+// Within returns the Ledger over tx, a Driver in a transaction its caller
+// holds and commits (a transactional outbox): its creations are written in
+// that transaction, one by one, never group-committed, and nobody is told
+// of them, since they are not committed yet.
+func (l *Ledger) Within(tx Driver) *Ledger { return &Ledger{d: tx, now: l.now} }
 
 // clock is the current time as the ledger stores it.
 func (l *Ledger) clock() time.Time { return l.now().UTC().Truncate(time.Microsecond) }

@@ -140,3 +140,52 @@ func succeed(op ledger.Operation) ledger.Outcome {
 		To: ledger.Succeeded, RemoteRef: "ch_" + op.ID[:8], Actor: ledger.ActorExecutor,
 		Evidence: map[string]any{"status": 201}}
 }
+
+// Creator is what creates an operation: a Store, or a Ledger that commits
+// each creation on its own.
+type Creator interface {
+	Create(ctx context.Context, n ledger.NewOperation) (ledger.Operation, bool, error)
+}
+
+// BenchGroupCommit compares, in one run, 32 concurrent creators on the
+// store's group commit with the same 32 on oneByOne's Ledger over the same
+// store, which commits every creation on its own (the path before group
+// commit, and CreateTx's), and logs the ratio of their throughputs.
+func BenchGroupCommit(b *testing.B, h Harness, oneByOne func(ledger.Store) Creator) {
+	const creators = 32
+	ctx := context.Background()
+	var seq atomic.Int64
+	run := func(b *testing.B, c Creator) time.Duration {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for range creators {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(b.N) {
+					n := seq.Add(1)
+					op := ledger.NewOperation{Tenant: fmt.Sprintf("tenant-%d", n%20), Type: "charge",
+						IntentRef: fmt.Sprintf("intent-%d", n), Target: "payments", RetryWindow: time.Hour,
+						Payload: []byte(fmt.Sprintf(`{"amount":%d,"currency":"EUR"}`, n))}
+					if _, _, err := c.Create(ctx, op); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+		per := b.Elapsed() / time.Duration(b.N)
+		b.ReportMetric(float64(time.Second/per), "creates/s")
+		return per
+	}
+	var one, group time.Duration
+	b.Run("OneCommitEach", func(b *testing.B) { one = run(b, oneByOne(h.New(b, NewClock().Now))) })
+	b.Run("GroupCommit", func(b *testing.B) { group = run(b, h.New(b, NewClock().Now)) })
+	if one > 0 && group > 0 {
+		b.Logf("%d creators: one commit each %v per create, group commit %v: %.1f× the throughput",
+			creators, one, group, float64(one)/float64(group))
+	}
+}

@@ -27,6 +27,11 @@ type Harness struct {
 	// that passes every check of the ledger and still fails its statement,
 	// for the test that one such row never fails its batch. Nil skips it.
 	RefuseRemoteRef func(t testing.TB, s ledger.Store, ref string)
+	// RefuseIntentRef makes s's database refuse (a trigger raising an
+	// error) the insert of an operation whose intent reference is ref, for
+	// the test that one such row never fails its group commit. Nil skips
+	// it.
+	RefuseIntentRef func(t testing.TB, s ledger.Store, ref string)
 	// RefuseCallbacks makes s's database refuse (a trigger raising an
 	// error) every insert into the queue of callback notifications, for
 	// the test that a transition never commits without its notification.

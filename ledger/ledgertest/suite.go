@@ -19,6 +19,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Retention", func(t *testing.T) { t.Parallel(); RunRetention(t, h) })
 	t.Run("Record", func(t *testing.T) { t.Parallel(); testRecord(t, h) })
 	t.Run("Create", func(t *testing.T) { t.Parallel(); testCreate(t, h) })
+	t.Run("GroupCommit", func(t *testing.T) { t.Parallel(); testGroupCommit(t, h) })
 	t.Run("Read", func(t *testing.T) { t.Parallel(); testRead(t, h) })
 	t.Run("List", func(t *testing.T) { t.Parallel(); testList(t, h) })
 	t.Run("Queue", func(t *testing.T) { t.Parallel(); testQueue(t, h) })

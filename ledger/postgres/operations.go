@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // commits, and vanishes if tx rolls back. A payload conflict is recorded in
 // tx too. The store's observer is not told: the caller owns the commit.
 func (s *Store) CreateTx(ctx context.Context, tx pgx.Tx, n ledger.NewOperation) (ledger.Operation, bool, error) {
-	return ledger.New(txDriver(tx), s.now).Create(ctx, n)
+	return s.Within(txDriver(tx)).Create(ctx, n)
 }
 
 // OperationInsertIfNew implements ledger.CreateDriver in one statement, the
@@ -29,6 +30,50 @@ func (d driver) OperationInsertIfNew(ctx context.Context, op ledger.Operation, e
 		RetryWindowMicros: op.RetryWindow.Microseconds(), Deadline: op.Deadline, CreatedAt: op.CreatedAt,
 		Evidence: evidence})
 	return one(dbsqlc.OperationGetRow(r), err)
+}
+
+// OperationInsertBatch implements ledger.CreateDriver in one statement
+// over the rows as a JSON array: the operations and their events commit,
+// or fail, together.
+func (d driver) OperationInsertBatch(ctx context.Context, rows []ledger.CreationRow) ([]ledger.Operation, error) {
+	js := make([]creationJSON, len(rows))
+	for i, r := range rows {
+		js[i] = creationJSON{TenantID: r.Tenant, OperationID: r.ID, OperationType: r.Type, IntentRef: r.IntentRef,
+			Target: r.Target, Payload: r.Payload, PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey,
+			RetryWindowEnd: r.RetryWindowEnd, RetryWindowMicros: r.RetryWindow.Microseconds(), Deadline: r.Deadline,
+			CreatedAt: r.CreatedAt, Evidence: r.Evidence}
+	}
+	b, err := json.Marshal(js)
+	if err != nil {
+		return nil, err
+	}
+	got, err := d.q.OperationInsertBatch(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ledger.Operation, len(got))
+	for i, r := range got {
+		out[i] = operationOf(dbsqlc.OperationGetRow(r))
+	}
+	return out, nil
+}
+
+// creationJSON is one row of OperationInsertBatch's array; bytes are
+// base64, as the statement decodes them.
+type creationJSON struct {
+	TenantID          string          `json:"tenant_id"`
+	OperationID       string          `json:"operation_id"`
+	OperationType     string          `json:"operation_type"`
+	IntentRef         string          `json:"intent_ref"`
+	Target            string          `json:"target"`
+	Payload           []byte          `json:"payload"`
+	PayloadHash       []byte          `json:"payload_hash"`
+	RemoteKey         string          `json:"remote_key"`
+	RetryWindowEnd    time.Time       `json:"retry_window_end"`
+	RetryWindowMicros int64           `json:"retry_window_micros"`
+	Deadline          *time.Time      `json:"deadline"`
+	CreatedAt         time.Time       `json:"created_at"`
+	Evidence          json.RawMessage `json:"evidence"`
 }
 
 // PayloadConflictInsert implements ledger.CreateDriver.

@@ -26,7 +26,7 @@ type planCase struct {
 }
 
 // noStatements are the Store methods that send no SQL of their own.
-var noStatements = []string{"Pool", "Ping", "Close", "SetObserver"}
+var noStatements = []string{"Pool", "Ping", "Close", "SetObserver", "Within"}
 
 // planFixture is what the cases share: the traced store under test, an
 // untraced store for setting up, and rows picked from the load.

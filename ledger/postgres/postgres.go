@@ -30,7 +30,6 @@ type Store struct {
 	// driver (ledger.Driver); they are promoted from it.
 	*ledger.Ledger
 	pool *pgxpool.Pool
-	now  func() time.Time
 }
 
 var (
@@ -154,10 +153,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 // deadline and timestamp; nil means time.Now. Passing the time from Go rather
 // than using the database's now() lets tests move time without sleeping.
 func New(pool *pgxpool.Pool, now func() time.Time) *Store {
-	if now == nil {
-		now = time.Now
-	}
-	return &Store{Ledger: ledger.New(newDriver(pool), now), pool: pool, now: now}
+	return &Store{Ledger: ledger.New(newDriver(pool), now), pool: pool}
 }
 
 // Pool returns the store's pool, for callers that want to open their own

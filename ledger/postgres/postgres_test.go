@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"testing"
 
+	"settle/ledger"
 	"settle/ledger/ledgertest"
+	"settle/ledger/postgres"
 	"settle/ledger/storetest"
 )
 
@@ -14,4 +16,12 @@ func TestStore(t *testing.T) {
 
 func BenchmarkStore(b *testing.B) {
 	ledgertest.Bench(b, storetest.Postgres())
+}
+
+// BenchmarkGroupCommit: 32 concurrent creators, one commit each against
+// group commit, in one run.
+func BenchmarkGroupCommit(b *testing.B) {
+	ledgertest.BenchGroupCommit(b, storetest.Postgres(), func(s ledger.Store) ledgertest.Creator {
+		return postgres.OneByOne(s.(*postgres.Store))
+	})
 }

@@ -14,30 +14,46 @@ import (
 // OperationInsertIfNew implements ledger.CreateDriver: the operation and
 // its event in one transaction on the writer.
 func (d driver) OperationInsertIfNew(ctx context.Context, op ledger.Operation, evidence []byte) (ledger.Operation, bool, error) {
-	var (
-		got      ledger.Operation
-		inserted bool
-	)
-	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
-		var deadline sql.NullInt64
-		if op.Deadline != nil {
-			deadline = sql.NullInt64{Int64: micros(*op.Deadline), Valid: true}
-		}
-		var err error
-		got, inserted, err = one(q.OperationInsertIfNew(ctx, dbsqlc.OperationInsertIfNewParams{TenantID: op.Tenant,
-			OperationID: op.ID, OperationType: op.Type, IntentRef: op.IntentRef, Target: op.Target, Payload: op.Payload,
-			PayloadHash: op.PayloadHash, RemoteKey: op.RemoteKey, RetryWindowEnd: micros(op.RetryWindowEnd),
-			RetryWindowMicros: op.RetryWindow.Microseconds(), Deadline: deadline, CreatedAt: micros(op.CreatedAt)}))
-		if err != nil || !inserted {
-			return err
-		}
-		return q.CreationEventInsert(ctx, dbsqlc.CreationEventInsertParams{TenantID: got.Tenant,
-			OperationID: got.ID, Evidence: string(evidence), At: micros(got.UpdatedAt)})
-	})
-	if err != nil {
+	got, err := d.OperationInsertBatch(ctx, []ledger.CreationRow{{Operation: op, Evidence: evidence}})
+	if err != nil || len(got) == 0 {
 		return ledger.Operation{}, false, err
 	}
-	return got, inserted, nil
+	return got[0], true, nil
+}
+
+// OperationInsertBatch implements ledger.CreateDriver: the operations and
+// their events in one transaction on the writer, one commit for them all.
+func (d driver) OperationInsertBatch(ctx context.Context, rows []ledger.CreationRow) ([]ledger.Operation, error) {
+	var out []ledger.Operation
+	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		out = out[:0]
+		for _, r := range rows {
+			var deadline sql.NullInt64
+			if r.Deadline != nil {
+				deadline = sql.NullInt64{Int64: micros(*r.Deadline), Valid: true}
+			}
+			got, inserted, err := one(q.OperationInsertIfNew(ctx, dbsqlc.OperationInsertIfNewParams{TenantID: r.Tenant,
+				OperationID: r.ID, OperationType: r.Type, IntentRef: r.IntentRef, Target: r.Target, Payload: r.Payload,
+				PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey, RetryWindowEnd: micros(r.RetryWindowEnd),
+				RetryWindowMicros: r.RetryWindow.Microseconds(), Deadline: deadline, CreatedAt: micros(r.CreatedAt)}))
+			if err != nil {
+				return err
+			}
+			if !inserted {
+				continue
+			}
+			if err := q.CreationEventInsert(ctx, dbsqlc.CreationEventInsertParams{TenantID: got.Tenant,
+				OperationID: got.ID, Evidence: string(r.Evidence), At: micros(got.UpdatedAt)}); err != nil {
+				return err
+			}
+			out = append(out, got)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // PayloadConflictInsert implements ledger.CreateDriver.

@@ -68,6 +68,19 @@ CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
 				t.Fatal(err)
 			}
 		},
+		RefuseIntentRef: func(t testing.TB, s ledger.Store, ref string) {
+			err := exec(t, s, fmt.Sprintf(`
+CREATE FUNCTION settle_test_refuse_intent() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF NEW.intent_ref = %s THEN RAISE EXCEPTION 'refused by the test'; END IF;
+	RETURN NEW;
+END $f$;
+CREATE TRIGGER settle_test_refuse_intent BEFORE INSERT ON operation_ledger
+	FOR EACH ROW EXECUTE FUNCTION settle_test_refuse_intent();`, pgQuote(ref)))
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 		RefuseCallbacks: func(t testing.TB, s ledger.Store) {
 			err := exec(t, s, `
 CREATE FUNCTION settle_test_refuse_callback() RETURNS trigger LANGUAGE plpgsql AS $f$
@@ -130,6 +143,12 @@ func SQLite() ledgertest.Harness {
 		RefuseRemoteRef: func(t testing.TB, s ledger.Store, ref string) {
 			if err := exec(t, s, `CREATE TRIGGER settle_test_refuse BEFORE UPDATE ON operation_ledger
 				WHEN NEW.remote_ref = `+pgQuote(ref)+` BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+				t.Fatal(err)
+			}
+		},
+		RefuseIntentRef: func(t testing.TB, s ledger.Store, ref string) {
+			if err := exec(t, s, `CREATE TRIGGER settle_test_refuse_intent BEFORE INSERT ON operation_ledger
+				WHEN NEW.intent_ref = `+pgQuote(ref)+` BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
 				t.Fatal(err)
 			}
 		},

@@ -81,3 +81,38 @@ SELECT ins.tenant_id, ins.operation_id::text AS operation_id, ins.operation_type
 -- name: PayloadConflictInsert :exec
 INSERT INTO payload_conflicts (tenant_id, operation_id, operation_type, intent_ref, stored_hash, rejected_hash, at)
 VALUES (@tenant_id, CAST(@operation_id::text AS uuid), @operation_type, @intent_ref, @stored_hash, @rejected_hash, @at);
+
+-- name: OperationInsertBatch :many
+-- The operations of @creations (a JSON array, inserted in its order), PREPARED,
+-- each with its creation event, in one statement: a group commit. A row
+-- whose intent exists is skipped (ON CONFLICT) and not returned.
+WITH i AS (
+    SELECT r.v ->> 'tenant_id' AS tenant_id, (r.v ->> 'operation_id')::uuid AS operation_id,
+           r.v ->> 'operation_type' AS operation_type, r.v ->> 'intent_ref' AS intent_ref, r.v ->> 'target' AS target,
+           decode(r.v ->> 'payload', 'base64') AS payload, decode(r.v ->> 'payload_hash', 'base64') AS payload_hash,
+           (r.v ->> 'remote_key')::uuid AS remote_key, (r.v ->> 'retry_window_end')::timestamptz AS retry_window_end,
+           (r.v ->> 'retry_window_micros')::bigint AS retry_window_micros,
+           (r.v ->> 'deadline')::timestamptz AS deadline, (r.v ->> 'created_at')::timestamptz AS created_at,
+           r.v -> 'evidence' AS evidence, r.n
+      FROM jsonb_array_elements(sqlc.arg(creations)::jsonb) WITH ORDINALITY AS r(v, n)
+), ins AS (
+    INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
+        payload, payload_hash, remote_key, state, retry_window_end, retry_window_micros, deadline,
+        created_at, updated_at)
+    SELECT i.tenant_id, i.operation_id, i.operation_type, i.intent_ref, i.target, i.payload, i.payload_hash,
+           i.remote_key, 'PREPARED', i.retry_window_end, i.retry_window_micros, i.deadline, i.created_at,
+           i.created_at
+      FROM i ORDER BY i.n
+    ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+    RETURNING *
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, evidence, at)
+    SELECT ins.tenant_id, ins.operation_id, 'PREPARED', 0, 'client', 'created', i.evidence, ins.created_at
+      FROM ins JOIN i ON i.operation_id = ins.operation_id
+)
+SELECT ins.tenant_id, ins.operation_id::text AS operation_id, ins.operation_type, ins.intent_ref, ins.target,
+       ins.payload, ins.payload_hash, ins.remote_key::text AS remote_key, ins.state, ins.fence_token,
+       ins.attempt_count, ins.lease_expires_at, ins.remote_ref, ins.retry_window_end, ins.deadline,
+       ins.next_reconcile_at, ins.reason, ins.created_at, ins.updated_at, ins.last_sent_at,
+       ins.first_claimed_at, ins.retry_window_micros
+  FROM ins;

@@ -305,6 +305,110 @@ func (q *Queries) OperationGet(ctx context.Context, arg OperationGetParams) (Ope
 	return i, err
 }
 
+const operationInsertBatch = `-- name: OperationInsertBatch :many
+WITH i AS (
+    SELECT r.v ->> 'tenant_id' AS tenant_id, (r.v ->> 'operation_id')::uuid AS operation_id,
+           r.v ->> 'operation_type' AS operation_type, r.v ->> 'intent_ref' AS intent_ref, r.v ->> 'target' AS target,
+           decode(r.v ->> 'payload', 'base64') AS payload, decode(r.v ->> 'payload_hash', 'base64') AS payload_hash,
+           (r.v ->> 'remote_key')::uuid AS remote_key, (r.v ->> 'retry_window_end')::timestamptz AS retry_window_end,
+           (r.v ->> 'retry_window_micros')::bigint AS retry_window_micros,
+           (r.v ->> 'deadline')::timestamptz AS deadline, (r.v ->> 'created_at')::timestamptz AS created_at,
+           r.v -> 'evidence' AS evidence, r.n
+      FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS r(v, n)
+), ins AS (
+    INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
+        payload, payload_hash, remote_key, state, retry_window_end, retry_window_micros, deadline,
+        created_at, updated_at)
+    SELECT i.tenant_id, i.operation_id, i.operation_type, i.intent_ref, i.target, i.payload, i.payload_hash,
+           i.remote_key, 'PREPARED', i.retry_window_end, i.retry_window_micros, i.deadline, i.created_at,
+           i.created_at
+      FROM i ORDER BY i.n
+    ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
+    RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash, remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref, retry_window_end, deadline, next_reconcile_at, reason, created_at, updated_at, last_sent_at, first_claimed_at, retry_window_micros
+), ev AS (
+    INSERT INTO operation_events (tenant_id, operation_id, to_state, fence_token, actor, reason, evidence, at)
+    SELECT ins.tenant_id, ins.operation_id, 'PREPARED', 0, 'client', 'created', i.evidence, ins.created_at
+      FROM ins JOIN i ON i.operation_id = ins.operation_id
+)
+SELECT ins.tenant_id, ins.operation_id::text AS operation_id, ins.operation_type, ins.intent_ref, ins.target,
+       ins.payload, ins.payload_hash, ins.remote_key::text AS remote_key, ins.state, ins.fence_token,
+       ins.attempt_count, ins.lease_expires_at, ins.remote_ref, ins.retry_window_end, ins.deadline,
+       ins.next_reconcile_at, ins.reason, ins.created_at, ins.updated_at, ins.last_sent_at,
+       ins.first_claimed_at, ins.retry_window_micros
+  FROM ins
+`
+
+type OperationInsertBatchRow struct {
+	TenantID          string
+	OperationID       string
+	OperationType     string
+	IntentRef         string
+	Target            string
+	Payload           []byte
+	PayloadHash       []byte
+	RemoteKey         string
+	State             string
+	FenceToken        int64
+	AttemptCount      int32
+	LeaseExpiresAt    *time.Time
+	RemoteRef         pgtype.Text
+	RetryWindowEnd    time.Time
+	Deadline          *time.Time
+	NextReconcileAt   *time.Time
+	Reason            string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	LastSentAt        *time.Time
+	FirstClaimedAt    *time.Time
+	RetryWindowMicros int64
+}
+
+// The operations of @creations (a JSON array, inserted in its order), PREPARED,
+// each with its creation event, in one statement: a group commit. A row
+// whose intent exists is skipped (ON CONFLICT) and not returned.
+func (q *Queries) OperationInsertBatch(ctx context.Context, creations []byte) ([]OperationInsertBatchRow, error) {
+	rows, err := q.db.Query(ctx, operationInsertBatch, creations)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationInsertBatchRow
+	for rows.Next() {
+		var i OperationInsertBatchRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const operationInsertIfNew = `-- name: OperationInsertIfNew :one
 WITH ins AS (
     INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target,
