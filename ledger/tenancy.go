@@ -81,6 +81,9 @@ func (l *Ledger) CreateToken(ctx context.Context, t Token) error {
 	if err := ValidateTokenName(t.Name); err != nil {
 		return err
 	}
+	if err := t.Rate.Validate(); err != nil {
+		return err
+	}
 	t.CreatedAt = t.CreatedAt.UTC().Truncate(time.Microsecond)
 	err := l.withAction(ctx, ActionTokenCreate, t.Tenant, t.ID, func(tx Driver, _ *Action) error {
 		known, err := tx.TenantKnownHeld(ctx, t.Tenant)

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -29,6 +30,42 @@ type Token struct {
 	// LastUsedAt is when the token last authenticated a request, to
 	// within TouchEvery; nil when never used.
 	LastUsedAt *time.Time
+	// Rate is the token's own request rate; zero fields take the
+	// replica's defaults (settle serve --rate-limit, --rate-burst).
+	Rate TokenRate
+}
+
+// TokenRate is one API token's allowance: PerSecond requests a second
+// sustained, with bursts of Burst. Zero means the replica's default.
+type TokenRate struct {
+	PerSecond int
+	Burst     int
+}
+
+// String is the rate as the CLI and the console show it: "default" (the
+// replica's), or "N/s" with ", burst M" when the token has its own burst.
+func (r TokenRate) String() string {
+	switch {
+	case r.PerSecond == 0 && r.Burst == 0:
+		return "default"
+	case r.PerSecond == 0:
+		return fmt.Sprintf("default/s, burst %d", r.Burst)
+	case r.Burst == 0:
+		return fmt.Sprintf("%d/s", r.PerSecond)
+	}
+	return fmt.Sprintf("%d/s, burst %d", r.PerSecond, r.Burst)
+}
+
+// MaxTokenRate bounds a token's rate and burst: far above what one
+// replica serves, low enough to catch a typo's extra digits.
+const MaxTokenRate = 1_000_000
+
+// Validate checks a rate a token is created with.
+func (r TokenRate) Validate() error {
+	if r.PerSecond < 0 || r.PerSecond > MaxTokenRate || r.Burst < 0 || r.Burst > MaxTokenRate {
+		return Errorf(EInvalid, "a token's rate and burst are whole numbers from 1 to %d (or 0: the replica's default)", MaxTokenRate)
+	}
+	return nil
 }
 
 // TouchEvery bounds how often a token's last use is written: at most once

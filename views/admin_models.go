@@ -121,6 +121,7 @@ type TokenRow struct {
 	Created  Time
 	LastUsed Time // "never" until it authenticates; to within a minute
 	Revoked  Time // zero while active
+	Rate     string // "default", or its own, e.g. "200/s, burst 400"
 	Active   bool
 	Revoke   string // link to the confirmation page; "" when revoked
 }

@@ -35,7 +35,7 @@ type api struct {
 	targets   Targets
 	now       func() time.Time
 	bodyLimit int64
-	rates     *tokenRates // nil: unlimited
+	rates     *tokenRates
 	creates   *createSlots
 }
 
@@ -67,6 +67,7 @@ func (a *api) apiAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(tenantKey, tok.Tenant)
 		c.Set(tokenKey, tok.ID)
+		c.Set(tokenRateKey, tok.Rate)
 		return next(c)
 	}
 }

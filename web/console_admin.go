@@ -194,7 +194,7 @@ func (ad *admin) adminTenantView(c echo.Context, p *auth.Principal, tenant strin
 	for _, t := range tokens {
 		row := views.TokenRow{ID: t.ID, Name: ledger.PlainText(t.Name, 4*ledger.MaxTokenName),
 			Created: timeView(&t.CreatedAt, now, ""), LastUsed: timeView(t.LastUsedAt, now, "never"),
-			Revoked: timeView(t.RevokedAt, now, "active"), Active: t.RevokedAt == nil}
+			Revoked: timeView(t.RevokedAt, now, "active"), Rate: t.Rate.String(), Active: t.RevokedAt == nil}
 		if row.Active {
 			row.Revoke = base + "/tokens/" + url.PathEscape(t.ID) + "/revoke"
 		}

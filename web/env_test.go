@@ -73,11 +73,18 @@ func serve(t *testing.T, s store, cfg web.Config) *env {
 
 func (e *env) newToken(tenant string) string {
 	e.t.Helper()
+	return e.newTokenRated(tenant, ledger.TokenRate{})
+}
+
+// newTokenRated is newToken with the token's own rate.
+func (e *env) newTokenRated(tenant string, r ledger.TokenRate) string {
+	e.t.Helper()
 	knownTenants(e.t, e.store, tenant)
 	secret, tok, err := ledger.NewToken(tenant, "test client", time.Now())
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	tok.Rate = r
 	if err := e.store.CreateToken(adminCtx, tok); err != nil {
 		e.t.Fatal(err)
 	}

@@ -17,9 +17,14 @@ import (
 // Limits of the client API (see README, "Limits").
 const (
 	// DefaultRateLimit and DefaultRateBurst are each API token's
-	// sustained requests per second and burst.
-	DefaultRateLimit = 50
-	DefaultRateBurst = 100
+	// sustained requests per second and burst, unless the token has its
+	// own (ledger.TokenRate). One client service with one token may use
+	// most of a replica: group commit took PostgreSQL to some 4,000
+	// creates a second on two loaded cores (BenchmarkGroupCommit), the API
+	// path to fewer. The create slots (--max-creates, per tenant) bound
+	// what any number of tokens may hold at once.
+	DefaultRateLimit = 1000
+	DefaultRateBurst = 2000
 	// DefaultMaxCreates caps creates in progress in one replica; one more
 	// waits up to DefaultCreateWait for a slot, then is refused with 503.
 	// One tenant may hold DefaultMaxCreatesPerTenant of them.
@@ -33,11 +38,17 @@ const (
 	MaxPayloadItems = 10000
 )
 
-// tokenKey is where apiAuth leaves the token's id.
-const tokenKey = "settle.token"
+// tokenKey and tokenRateKey are where apiAuth leaves the token's id and
+// its own rate.
+const (
+	tokenKey     = "settle.token"
+	tokenRateKey = "settle.token_rate"
+)
 
-// tokenRates holds one token bucket per API token id. Its size is bounded
-// by the number of tokens that exist: only authenticated ids get one.
+// tokenRates holds one token bucket per API token id, sized by the
+// token's own rate (ledger.TokenRate) or, where it has none, the
+// replica's default. Its size is bounded by the number of tokens that
+// exist: only authenticated ids get one.
 type tokenRates struct {
 	limit rate.Limit
 	burst int
@@ -47,9 +58,12 @@ type tokenRates struct {
 	buckets map[string]*rate.Limiter
 }
 
+// newTokenRates limits each token to perSecond with bursts of burst (0:
+// the defaults) unless it has its own rate; with perSecond negative only
+// tokens with their own rate are limited.
 func newTokenRates(perSecond float64, burst int, now func() time.Time) *tokenRates {
 	if perSecond < 0 {
-		return nil
+		return &tokenRates{limit: rate.Inf, now: now, buckets: map[string]*rate.Limiter{}}
 	}
 	if perSecond == 0 {
 		perSecond = DefaultRateLimit
@@ -63,17 +77,42 @@ func newTokenRates(perSecond float64, burst int, now func() time.Time) *tokenRat
 	return &tokenRates{limit: rate.Limit(perSecond), burst: burst, now: now, buckets: map[string]*rate.Limiter{}}
 }
 
-// wait returns 0 when token may send a request now, or how long until it
-// may (the request is then not counted).
-func (r *tokenRates) wait(token string) time.Duration {
+// of is the limit and burst of a token with rate own: its own where set,
+// the replica's where not. A token given a rate but no burst bursts a
+// second's worth.
+func (r *tokenRates) of(own ledger.TokenRate) (rate.Limit, int) {
+	limit, burst := r.limit, r.burst
+	if own.PerSecond > 0 {
+		limit, burst = rate.Limit(own.PerSecond), own.PerSecond
+	}
+	if own.Burst > 0 {
+		burst = own.Burst
+	}
+	return limit, burst
+}
+
+// wait returns 0 when token (its id, and its own rate) may send a request
+// now, or how long until it may (the request is then not counted). A
+// token's bucket follows its rate as the token cache reads it again.
+func (r *tokenRates) wait(token string, own ledger.TokenRate) time.Duration {
+	limit, burst := r.of(own)
+	if limit == rate.Inf {
+		return 0
+	}
+	now := r.now()
 	r.mu.Lock()
 	b, ok := r.buckets[token]
 	if !ok {
-		b = rate.NewLimiter(r.limit, r.burst)
+		b = rate.NewLimiter(limit, burst)
 		r.buckets[token] = b
 	}
 	r.mu.Unlock()
-	now := r.now()
+	if b.Limit() != limit {
+		b.SetLimitAt(now, limit)
+	}
+	if b.Burst() != burst {
+		b.SetBurstAt(now, burst)
+	}
 	res := b.ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
@@ -86,10 +125,7 @@ func (r *tokenRates) wait(token string) time.Duration {
 // to a token that has spent its burst.
 func (a *api) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if a.rates == nil {
-			return next(c)
-		}
-		if d := a.rates.wait(c.Get(tokenKey).(string)); d > 0 {
+		if d := a.rates.wait(c.Get(tokenKey).(string), c.Get(tokenRateKey).(ledger.TokenRate)); d > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
 			return echo.NewHTTPError(http.StatusTooManyRequests,
 				"this API token sent more than its rate allows; retry after the Retry-After header's seconds")

@@ -180,6 +180,54 @@ func TestLimits_RatePerToken(t *testing.T) {
 	})
 }
 
+// A token's own rate (settle token create --rate, --burst) replaces the
+// replica's for that token alone, above or below it, and applies on a
+// replica that limits no other token (--rate-limit 0); a token without
+// one keeps the replica's.
+func TestLimits_TokenOwnRate(t *testing.T) {
+	t.Parallel()
+	stores(t, func(t *testing.T, open func(t *testing.T) store) {
+		clk := ledgertest.NewClock()
+		burst := func(e *env, token string, n int) int {
+			t.Helper()
+			for i := range n {
+				r := e.do(http.MethodGet, "/api/v1/operations", "", nil, "Authorization", "Bearer "+token)
+				if r.status == http.StatusTooManyRequests {
+					if r.header.Get("Retry-After") == "" {
+						t.Fatal("429 without Retry-After")
+					}
+					return i
+				}
+				if r.status != http.StatusOK {
+					t.Fatalf("request %d: %d %s", i, r.status, r.body)
+				}
+			}
+			return n
+		}
+		s := open(t)
+		e := serve(t, s, web.Config{Now: clk.Now, Limits: web.Limits{RateLimit: 5, RateBurst: 3}})
+		slow := e.newTokenRated("acme", ledger.TokenRate{PerSecond: 1, Burst: 2})
+		fast := e.newTokenRated("acme", ledger.TokenRate{PerSecond: 100})
+		if n := burst(e, e.token, 10); n != 3 {
+			t.Fatalf("a token without its own rate was served %d at once, want the replica's burst of 3", n)
+		}
+		if n := burst(e, slow, 10); n != 2 {
+			t.Fatalf("a token of 1/s bursting 2 was served %d at once", n)
+		}
+		if n := burst(e, fast, 150); n != 100 {
+			t.Fatalf("a token of 100/s (its burst: a second's worth) was served %d at once", n)
+		}
+		unlimited := serve(t, s, web.Config{Now: clk.Now, Limits: web.Limits{RateLimit: -1}})
+		if n := burst(unlimited, unlimited.token, 50); n != 50 {
+			t.Fatalf("a replica without a default limit refused a plain token after %d", n)
+		}
+		// Each replica keeps its own buckets: the 1/s token's is full here.
+		if n := burst(unlimited, slow, 10); n != 2 {
+			t.Fatalf("a replica without a default limit served the 1/s token %d at once, want its own burst of 2", n)
+		}
+	})
+}
+
 // TestAPI_TokenCacheRevocationBound: a busy client's token is answered
 // from memory, and a revocation made elsewhere (another replica, the CLI:
 // here, the store directly) refuses it as soon as the cached copy is

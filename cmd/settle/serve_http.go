@@ -95,8 +95,8 @@ func (a apiLimits) rateLimit() float64 {
 
 // apiOptions are the client API's limits as settle serve takes them.
 type apiOptions struct {
-	RateLimit           float64 `name:"rate-limit" default:"${rate_limit}" help:"API requests per second each API token may send on average (429 beyond); 0: unlimited"`
-	RateBurst           int     `name:"rate-burst" default:"${rate_burst}" help:"API requests each API token may send at once"`
+	RateLimit           float64 `name:"rate-limit" default:"${rate_limit}" help:"API requests per second each API token without its own rate (settle token create --rate) may send on average (429 beyond); 0: unlimited"`
+	RateBurst           int     `name:"rate-burst" default:"${rate_burst}" help:"API requests each API token without its own rate may send at once"`
 	MaxCreates          int     `name:"max-creates" default:"${max_creates}" help:"creates in progress in this replica; one more waits ${create_wait} for a slot, then gets 503"`
 	MaxCreatesPerTenant int     `name:"max-creates-per-tenant" default:"0" help:"creates one tenant may have in progress, at most --max-creates; 0: all but a quarter of --max-creates (at least one), so one tenant never holds every slot"`
 }

@@ -36,9 +36,17 @@ func TestTenant_CreateBeforeToken(t *testing.T) {
 			if code != 0 || !strings.HasPrefix(out, "stl_") {
 				t.Fatalf("token for a known tenant: exit %d, stderr %q", code, errOut)
 			}
+			if code, _, errOut := settleCmd(t, "token", "create", "--name", "bulk", "--tenant", "acme", "--rate=-1",
+				"--database-url", db); code != 2 || !strings.Contains(errOut, "--rate and --burst are whole numbers") {
+				t.Fatalf("token with a negative rate: exit %d, stderr %q", code, errOut)
+			}
+			if code, out, errOut := settleCmd(t, "token", "create", "--name", "bulk import", "--tenant", "acme", "--rate", "7",
+				"--burst", "9", "--database-url", db); code != 0 || !strings.HasPrefix(out, "stl_") {
+				t.Fatalf("token with its own rate: exit %d, stderr %q", code, errOut)
+			}
 			code, out, _ = settleCmd(t, "token", "list", "--tenant", "acme", "--database-url", db)
 			if code != 0 || !strings.Contains(out, "billing service") || !strings.Contains(out, "never") ||
-				!strings.Contains(out, "LAST USED") {
+				!strings.Contains(out, "LAST USED") || !strings.Contains(out, "7/s, burst 9") || !strings.Contains(out, "default") {
 				t.Fatalf("token list: exit %d, %q", code, out)
 			}
 			if got := paramActionsOf(t, db, "acme", "tenant.create"); len(got) != 1 || got[0] != "acme | cli:ada | admin" {

@@ -42,6 +42,8 @@ type tokenCreate struct {
 	tokenTenant `embed:""`
 	Name        string `help:"what the token is for, e.g. \"billing service, production\" (required)"`
 	NewTenant   bool   `name:"new-tenant" help:"create the tenant first when settle does not know it (recorded as tenant.create)"`
+	Rate        int    `help:"API requests a second this token may send on average (429 beyond); 0: the replica's --rate-limit"`
+	Burst       int    `help:"API requests this token may send at once; 0: the replica's --rate-burst, or a second's worth of --rate"`
 	byOption    `embed:""`
 }
 
@@ -50,7 +52,11 @@ func (c *tokenCreate) check() error {
 	if c.Name == "" {
 		name = usagef("--name is required (what the token is for)")
 	}
-	return errors.Join(c.checkTenant(), name, c.checkBy())
+	var rate error
+	if c.Rate < 0 || c.Rate > ledger.MaxTokenRate || c.Burst < 0 || c.Burst > ledger.MaxTokenRate {
+		rate = usagef("--rate and --burst are whole numbers from 1 to %d, or 0 for the replica's defaults", ledger.MaxTokenRate)
+	}
+	return errors.Join(c.checkTenant(), name, rate, c.checkBy())
 }
 
 func (c *tokenCreate) runLedger(ctx context.Context, e *env, s *services) error {
@@ -58,6 +64,7 @@ func (c *tokenCreate) runLedger(ctx context.Context, e *env, s *services) error 
 	if err != nil {
 		return err
 	}
+	t.Rate = ledger.TokenRate{PerSecond: c.Rate, Burst: c.Burst}
 	actx := asCLI(ctx, c.By, cliRoleAdmin)
 	if c.NewTenant {
 		created, err := ensureTenant(actx, s.store, c.Tenant)
@@ -89,7 +96,7 @@ func (c *tokenList) runLedger(ctx context.Context, e *env, s *services) error {
 		return err
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTENANT\tNAME\tCREATED\tLAST USED\tREVOKED")
+	fmt.Fprintln(w, "ID\tTENANT\tNAME\tRATE\tCREATED\tLAST USED\tREVOKED")
 	for _, t := range tokens {
 		revoked, used := "-", "never"
 		if t.RevokedAt != nil {
@@ -98,7 +105,7 @@ func (c *tokenList) runLedger(ctx context.Context, e *env, s *services) error {
 		if t.LastUsedAt != nil {
 			used = t.LastUsedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", shown(t.ID), shown(t.Tenant), shown(t.Name),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shown(t.ID), shown(t.Tenant), shown(t.Name), t.Rate.String(),
 			t.CreatedAt.Format(time.RFC3339), used, revoked)
 	}
 	return w.Flush()

@@ -34,6 +34,7 @@ func Run(t *testing.T, h Harness) {
 	})
 	t.Run("Tenants", func(t *testing.T) { testTenants(t, h) })
 	t.Run("TokenNames", func(t *testing.T) { testTokenNames(t, h) })
+	t.Run("TokenRates", func(t *testing.T) { testTokenRates(t, h) })
 	t.Run("Inbox", func(t *testing.T) { t.Parallel(); testInbox(t, h) })
 	t.Run("InboxFailures", func(t *testing.T) { testInboxFailures(t, h) })
 	t.Run("Audit", func(t *testing.T) { t.Parallel(); RunAudit(t, h) })

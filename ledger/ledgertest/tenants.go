@@ -76,6 +76,40 @@ func testTenants(t *testing.T, h Harness) {
 	}
 }
 
+// testTokenRates: a token keeps its own rate (none: zero, the replica's
+// default), authentication reads it, and a rate out of range is refused
+// with nothing written.
+func testTokenRates(t *testing.T, h Harness) {
+	f := setup(t, h)
+	ts := f.store.(ledger.TokenStore)
+	f.knownTenant("acme")
+	for _, bad := range []ledger.TokenRate{{PerSecond: -1}, {Burst: -1}, {PerSecond: ledger.MaxTokenRate + 1}} {
+		_, tok, _ := ledger.NewToken("acme", "bad rate", f.clk.Now())
+		tok.Rate = bad
+		if err := ts.CreateToken(f.ctx, tok); ledger.ErrorCode(err) != ledger.EInvalid {
+			t.Fatalf("rate %+v: %v", bad, err)
+		}
+	}
+	plainSecret, plain, _ := ledger.NewToken("acme", "plain", f.clk.Now())
+	ratedSecret, rated, _ := ledger.NewToken("acme", "rated", f.clk.Now().Add(time.Second))
+	rated.Rate = ledger.TokenRate{PerSecond: 2000, Burst: 5000}
+	for _, tok := range []ledger.Token{plain, rated} {
+		if err := ts.CreateToken(f.ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := ts.ListTokens(f.ctx, "acme")
+	if err != nil || len(list) != 2 || list[0].Rate != rated.Rate || list[1].Rate != (ledger.TokenRate{}) {
+		t.Fatalf("tokens %+v, %v (refused ones must not be stored)", list, err)
+	}
+	for secret, want := range map[string]ledger.TokenRate{plainSecret: {}, ratedSecret: rated.Rate} {
+		got, err := ts.TokenByHash(f.ctx, ledger.HashToken(secret))
+		if err != nil || got.Rate != want {
+			t.Fatalf("by hash: %+v, %v; want rate %+v", got, err, want)
+		}
+	}
+}
+
 // testTokenNames: a token keeps its name and creation time; it has no
 // last use until it authenticates, and its last use is written at most
 // once per ledger.TouchEvery however many requests it makes.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"settle/ledger"
 	"settle/ledger/postgres/internal/dbsqlc"
@@ -46,8 +47,11 @@ func (d driver) TenantKnownHeld(ctx context.Context, tenant string) (bool, error
 // TokenInsert implements ledger.TenantDriver.
 func (d driver) TokenInsert(ctx context.Context, t ledger.Token) error {
 	return d.q.TokenInsert(ctx, dbsqlc.TokenInsertParams{TokenID: t.ID, TenantID: t.Tenant, Name: t.Name,
-		TokenHash: t.Hash, CreatedAt: t.CreatedAt})
+		TokenHash: t.Hash, CreatedAt: t.CreatedAt, RatePerSecond: optInt4(t.Rate.PerSecond), RateBurst: optInt4(t.Rate.Burst)})
 }
+
+// optInt4 is n, or NULL for 0.
+func optInt4(n int) pgtype.Int4 { return pgtype.Int4{Int32: int32(n), Valid: n != 0} }
 
 // TokenByHash implements ledger.TenantDriver.
 func (d driver) TokenByHash(ctx context.Context, hash []byte) (ledger.Token, bool, error) {
@@ -70,7 +74,8 @@ func (d driver) TokenList(ctx context.Context, tenant string) ([]ledger.Token, e
 
 func tokenOf(r dbsqlc.TokenListRow) ledger.Token {
 	t := ledger.Token{ID: r.TokenID, Tenant: r.TenantID, Name: r.Name, Hash: r.TokenHash,
-		CreatedAt: r.CreatedAt.UTC(), RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
+		CreatedAt: r.CreatedAt.UTC(), RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt,
+		Rate: ledger.TokenRate{PerSecond: int(r.RatePerSecond.Int32), Burst: int(r.RateBurst.Int32)}}
 	utcp(t.RevokedAt)
 	utcp(t.LastUsedAt)
 	return t

@@ -46,8 +46,11 @@ func (d driver) TenantKnownHeld(ctx context.Context, tenant string) (bool, error
 // TokenInsert implements ledger.TenantDriver.
 func (d driver) TokenInsert(ctx context.Context, t ledger.Token) error {
 	return d.w.TokenInsert(ctx, dbsqlc.TokenInsertParams{TokenID: t.ID, TenantID: t.Tenant, Name: t.Name,
-		TokenHash: t.Hash, CreatedAt: micros(t.CreatedAt)})
+		TokenHash: t.Hash, CreatedAt: micros(t.CreatedAt), RatePerSecond: optInt(t.Rate.PerSecond), RateBurst: optInt(t.Rate.Burst)})
 }
+
+// optInt is n, or NULL for 0.
+func optInt(n int) sql.NullInt64 { return sql.NullInt64{Int64: int64(n), Valid: n != 0} }
 
 // TokenByHash implements ledger.TenantDriver.
 func (d driver) TokenByHash(ctx context.Context, hash []byte) (ledger.Token, bool, error) {
@@ -70,7 +73,8 @@ func (d driver) TokenList(ctx context.Context, tenant string) ([]ledger.Token, e
 
 func tokenOf(r dbsqlc.TokenListRow) ledger.Token {
 	return ledger.Token{ID: r.TokenID, Tenant: r.TenantID, Name: r.Name, Hash: r.TokenHash,
-		CreatedAt: fromMicros(r.CreatedAt), RevokedAt: nullTime(r.RevokedAt), LastUsedAt: nullTime(r.LastUsedAt)}
+		CreatedAt: fromMicros(r.CreatedAt), RevokedAt: nullTime(r.RevokedAt), LastUsedAt: nullTime(r.LastUsedAt),
+		Rate: ledger.TokenRate{PerSecond: int(r.RatePerSecond.Int64), Burst: int(r.RateBurst.Int64)}}
 }
 
 // TokenRevoke implements ledger.TenantDriver.

@@ -25,13 +25,15 @@ type Action struct {
 }
 
 type ApiToken struct {
-	TokenID    string
-	TenantID   string
-	TokenHash  []byte
-	CreatedAt  time.Time
-	RevokedAt  *time.Time
-	Name       string
-	LastUsedAt *time.Time
+	TokenID       string
+	TenantID      string
+	TokenHash     []byte
+	CreatedAt     time.Time
+	RevokedAt     *time.Time
+	Name          string
+	LastUsedAt    *time.Time
+	RatePerSecond pgtype.Int4
+	RateBurst     pgtype.Int4
 }
 
 type AuditCursor struct {

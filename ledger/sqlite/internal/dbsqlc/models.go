@@ -23,13 +23,15 @@ type Action struct {
 }
 
 type ApiToken struct {
-	TokenID    string
-	TenantID   string
-	TokenHash  []byte
-	CreatedAt  int64
-	RevokedAt  sql.NullInt64
-	Name       string
-	LastUsedAt sql.NullInt64
+	TokenID       string
+	TenantID      string
+	TokenHash     []byte
+	CreatedAt     int64
+	RevokedAt     sql.NullInt64
+	Name          string
+	LastUsedAt    sql.NullInt64
+	RatePerSecond sql.NullInt64
+	RateBurst     sql.NullInt64
 }
 
 type AuditCursor struct {

@@ -16,15 +16,15 @@ SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = @tenant_id);
 SELECT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = @tenant_id);
 
 -- name: TokenInsert :exec
-INSERT INTO api_tokens (token_id, tenant_id, name, token_hash, created_at)
-VALUES (@token_id, @tenant_id, @name, @token_hash, @created_at);
+INSERT INTO api_tokens (token_id, tenant_id, name, token_hash, created_at, rate_per_second, rate_burst)
+VALUES (@token_id, @tenant_id, @name, @token_hash, @created_at, sqlc.narg(rate_per_second), sqlc.narg(rate_burst));
 
 -- name: TokenByHash :one
-SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at
+SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at, rate_per_second, rate_burst
   FROM api_tokens WHERE token_hash = @token_hash;
 
 -- name: TokenList :many
-SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at
+SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at, rate_per_second, rate_burst
   FROM api_tokens WHERE tenant_id = @tenant_id ORDER BY created_at DESC, token_id;
 
 -- name: TokenRevoke :execrows

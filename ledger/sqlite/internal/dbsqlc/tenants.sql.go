@@ -166,18 +166,20 @@ func (q *Queries) TenantList(ctx context.Context) ([]Tenant, error) {
 }
 
 const tokenByHash = `-- name: TokenByHash :one
-SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at
+SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at, rate_per_second, rate_burst
   FROM api_tokens WHERE token_hash = ?1
 `
 
 type TokenByHashRow struct {
-	TokenID    string
-	TenantID   string
-	Name       string
-	TokenHash  []byte
-	CreatedAt  int64
-	RevokedAt  sql.NullInt64
-	LastUsedAt sql.NullInt64
+	TokenID       string
+	TenantID      string
+	Name          string
+	TokenHash     []byte
+	CreatedAt     int64
+	RevokedAt     sql.NullInt64
+	LastUsedAt    sql.NullInt64
+	RatePerSecond sql.NullInt64
+	RateBurst     sql.NullInt64
 }
 
 func (q *Queries) TokenByHash(ctx context.Context, tokenHash []byte) (TokenByHashRow, error) {
@@ -191,21 +193,25 @@ func (q *Queries) TokenByHash(ctx context.Context, tokenHash []byte) (TokenByHas
 		&i.CreatedAt,
 		&i.RevokedAt,
 		&i.LastUsedAt,
+		&i.RatePerSecond,
+		&i.RateBurst,
 	)
 	return i, err
 }
 
 const tokenInsert = `-- name: TokenInsert :exec
-INSERT INTO api_tokens (token_id, tenant_id, name, token_hash, created_at)
-VALUES (?1, ?2, ?3, ?4, ?5)
+INSERT INTO api_tokens (token_id, tenant_id, name, token_hash, created_at, rate_per_second, rate_burst)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
 `
 
 type TokenInsertParams struct {
-	TokenID   string
-	TenantID  string
-	Name      string
-	TokenHash []byte
-	CreatedAt int64
+	TokenID       string
+	TenantID      string
+	Name          string
+	TokenHash     []byte
+	CreatedAt     int64
+	RatePerSecond sql.NullInt64
+	RateBurst     sql.NullInt64
 }
 
 func (q *Queries) TokenInsert(ctx context.Context, arg TokenInsertParams) error {
@@ -215,23 +221,27 @@ func (q *Queries) TokenInsert(ctx context.Context, arg TokenInsertParams) error 
 		arg.Name,
 		arg.TokenHash,
 		arg.CreatedAt,
+		arg.RatePerSecond,
+		arg.RateBurst,
 	)
 	return err
 }
 
 const tokenList = `-- name: TokenList :many
-SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at
+SELECT token_id, tenant_id, name, token_hash, created_at, revoked_at, last_used_at, rate_per_second, rate_burst
   FROM api_tokens WHERE tenant_id = ?1 ORDER BY created_at DESC, token_id
 `
 
 type TokenListRow struct {
-	TokenID    string
-	TenantID   string
-	Name       string
-	TokenHash  []byte
-	CreatedAt  int64
-	RevokedAt  sql.NullInt64
-	LastUsedAt sql.NullInt64
+	TokenID       string
+	TenantID      string
+	Name          string
+	TokenHash     []byte
+	CreatedAt     int64
+	RevokedAt     sql.NullInt64
+	LastUsedAt    sql.NullInt64
+	RatePerSecond sql.NullInt64
+	RateBurst     sql.NullInt64
 }
 
 func (q *Queries) TokenList(ctx context.Context, tenantID string) ([]TokenListRow, error) {
@@ -251,6 +261,8 @@ func (q *Queries) TokenList(ctx context.Context, tenantID string) ([]TokenListRo
 			&i.CreatedAt,
 			&i.RevokedAt,
 			&i.LastUsedAt,
+			&i.RatePerSecond,
+			&i.RateBurst,
 		); err != nil {
 			return nil, err
 		}
