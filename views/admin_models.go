@@ -119,8 +119,8 @@ type TokenRow struct {
 	ID       string
 	Name     string
 	Created  Time
-	LastUsed Time // "never" until it authenticates; to within a minute
-	Revoked  Time // zero while active
+	LastUsed Time   // "never" until it authenticates; to within a minute
+	Revoked  Time   // zero while active
 	Rate     string // "default", or its own, e.g. "200/s, burst 400"
 	Active   bool
 	Revoke   string // link to the confirmation page; "" when revoked
