@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +59,7 @@ func runSettle(ctx context.Context, s *schema, c config) (t timed, err error) {
 	contract, _ := set.Get("noop")
 	store := postgres.New(s.pool, nil)
 	exec := &reconciler.Executor{Store: store, Contracts: set, Client: target.NewClient(target.ClientOptions{}),
-		Log: quiet, Workers: c.workers, Idle: pollEvery}
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), Workers: c.workers, Idle: pollEvery}
 	execCtx, stopExec := context.WithCancel(ctx)
 	var execDone sync.WaitGroup
 	execDone.Go(func() { _ = exec.Run(execCtx) })
