@@ -112,15 +112,18 @@ func TestUsage(t *testing.T) {
 		{[]string{"audit"}, "settle audit: --target is required"},
 		{[]string{"sim", "--bogus"}, "settle sim: unknown flag --bogus"},
 	} {
-		dir := t.TempDir()
-		code, stdout, stderr := runIn(t, dir, []string{"DATABASE_URL="}, tt.args...)
-		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, tt.want) {
-			t.Errorf("settle %v: exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q",
-				tt.args, code, stdout, stderr, tt.want)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "settle.db")); err == nil {
-			t.Errorf("settle %v created a store", tt.args)
-		}
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			code, stdout, stderr := runIn(t, dir, []string{"DATABASE_URL="}, tt.args...)
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, tt.want) {
+				t.Errorf("settle %v: exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q",
+					tt.args, code, stdout, stderr, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "settle.db")); err == nil {
+				t.Errorf("settle %v created a store", tt.args)
+			}
+		})
 	}
 	if code, _, _ := runIn(t, t.TempDir(), nil, "token"); code != 2 {
 		t.Errorf("settle token: exit %d, want 2", code)
@@ -163,18 +166,23 @@ func TestHelp(t *testing.T) {
 		{[]string{"tenant", "show", "-h"}, []string{"Usage: settle tenant", "-format"}},
 		{[]string{"audit", "-h"}, []string{"Usage: settle audit", "-target"}},
 	} {
-		dir := t.TempDir()
-		code, stdout, stderr := runIn(t, dir, []string{"DATABASE_URL="}, tt.args...)
-		if code != 0 || stderr != "" {
-			t.Errorf("settle %v: exit %d, stderr %q; want exit 0 and nothing on stderr", tt.args, code, stderr)
-		}
-		for _, want := range tt.want {
-			if !strings.Contains(stdout, want) {
-				t.Errorf("settle %v: stdout lacks %q:\n%s", tt.args, want, stdout)
+		// In parallel: 27 short commands one after another were a minute
+		// of the package's wall time under -race.
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			code, stdout, stderr := runIn(t, dir, []string{"DATABASE_URL="}, tt.args...)
+			if code != 0 || stderr != "" {
+				t.Errorf("settle %v: exit %d, stderr %q; want exit 0 and nothing on stderr", tt.args, code, stderr)
 			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, "settle.db")); err == nil {
-			t.Errorf("settle %v created a store", tt.args)
-		}
+			for _, want := range tt.want {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("settle %v: stdout lacks %q:\n%s", tt.args, want, stdout)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "settle.db")); err == nil {
+				t.Errorf("settle %v created a store", tt.args)
+			}
+		})
 	}
 }
