@@ -105,12 +105,15 @@ func TestServe_HTTPLimitFlags(t *testing.T) {
 		{"--max-creates", "4", "--max-creates-per-tenant", "5"},
 		{"--max-creates-per-tenant", "-1"},
 	} {
-		code, stdout, stderr := runIn(t, t.TempDir(), []string{"DATABASE_URL="},
-			append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-		flag := strings.TrimPrefix(args[len(args)-2], "--")
-		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, flag) {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line about --%s", args, code, stdout, stderr, flag)
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := runIn(t, t.TempDir(), []string{"DATABASE_URL="},
+				append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+			flag := strings.TrimPrefix(args[len(args)-2], "--")
+			if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, flag) {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line about --%s", args, code, stdout, stderr, flag)
+			}
+		})
 	}
 }
 
