@@ -91,6 +91,7 @@ func (g *committer) commit(batch []*pending) {
 	var (
 		rows    []CreationRow
 		members []*pending
+		repeats []*pending // of an intent already in the batch
 		intents = make(map[string]bool, len(batch))
 	)
 	for _, p := range batch {
@@ -100,7 +101,7 @@ func (g *committer) commit(batch []*pending) {
 			continue
 		}
 		if intents[p.key] {
-			close(p.done) // not created: its caller resolves it
+			repeats = append(repeats, p)
 			continue
 		}
 		intents[p.key] = true
@@ -109,8 +110,8 @@ func (g *committer) commit(batch []*pending) {
 	if len(members) == 0 {
 		return
 	}
-	// In the order of their intents, so that two batches of one intent's
-	// rows (two replicas) wait for each other rather than deadlock.
+	// In the order of their intents, so that two replicas' batches over
+	// the same intents wait for each other rather than deadlock.
 	slices.SortFunc(members, func(a, b *pending) int { return cmp.Compare(a.key, b.key) })
 	for _, p := range members {
 		rows = append(rows, p.row)
@@ -128,6 +129,9 @@ func (g *committer) commit(batch []*pending) {
 			p.err = err // alone, its batch's failure is its own
 		}
 		close(p.done)
+	}
+	for _, p := range repeats {
+		close(p.done) // not created: its caller finds what the batch made
 	}
 }
 

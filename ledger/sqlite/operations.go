@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"sort"
 	"time"
@@ -21,39 +23,75 @@ func (d driver) OperationInsertIfNew(ctx context.Context, op ledger.Operation, e
 	return got[0], true, nil
 }
 
-// OperationInsertBatch implements ledger.CreateDriver: the operations and
-// their events in one transaction on the writer, one commit for them all.
+// OperationInsertBatch implements ledger.CreateDriver: the operations,
+// then the events of those inserted, two statements over JSON arrays in
+// one transaction on the writer, one commit for them all.
 func (d driver) OperationInsertBatch(ctx context.Context, rows []ledger.CreationRow) ([]ledger.Operation, error) {
-	var out []ledger.Operation
-	err := d.inTx(ctx, func(q *dbsqlc.Queries) error {
-		out = out[:0]
-		for _, r := range rows {
-			var deadline sql.NullInt64
-			if r.Deadline != nil {
-				deadline = sql.NullInt64{Int64: micros(*r.Deadline), Valid: true}
-			}
-			got, inserted, err := one(q.OperationInsertIfNew(ctx, dbsqlc.OperationInsertIfNewParams{TenantID: r.Tenant,
-				OperationID: r.ID, OperationType: r.Type, IntentRef: r.IntentRef, Target: r.Target, Payload: r.Payload,
-				PayloadHash: r.PayloadHash, RemoteKey: r.RemoteKey, RetryWindowEnd: micros(r.RetryWindowEnd),
-				RetryWindowMicros: r.RetryWindow.Microseconds(), Deadline: deadline, CreatedAt: micros(r.CreatedAt)}))
-			if err != nil {
-				return err
-			}
-			if !inserted {
-				continue
-			}
-			if err := q.CreationEventInsert(ctx, dbsqlc.CreationEventInsertParams{TenantID: got.Tenant,
-				OperationID: got.ID, Evidence: string(r.Evidence), At: micros(got.UpdatedAt)}); err != nil {
-				return err
-			}
-			out = append(out, got)
+	ops := make([]creationJSON, len(rows))
+	evidence := make(map[string]string, len(rows))
+	for i, r := range rows {
+		ops[i] = creationJSON{TenantID: r.Tenant, OperationID: r.ID, OperationType: r.Type, IntentRef: r.IntentRef,
+			Target: r.Target, Payload: hex.EncodeToString(r.Payload), PayloadHash: hex.EncodeToString(r.PayloadHash),
+			RemoteKey: r.RemoteKey, RetryWindowEnd: micros(r.RetryWindowEnd),
+			RetryWindowMicros: r.RetryWindow.Microseconds(), CreatedAt: micros(r.CreatedAt)}
+		if r.Deadline != nil {
+			deadline := micros(*r.Deadline)
+			ops[i].Deadline = &deadline
 		}
-		return nil
+		evidence[r.ID] = string(r.Evidence)
+	}
+	js, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	var out []ledger.Operation
+	err = d.inTx(ctx, func(q *dbsqlc.Queries) error {
+		got, err := q.OperationInsertBatch(ctx, string(js))
+		if err != nil || len(got) == 0 {
+			return err
+		}
+		out = operations(got)
+		events := make([]creationEventJSON, len(out))
+		for i, op := range out {
+			events[i] = creationEventJSON{TenantID: op.Tenant, OperationID: op.ID, Evidence: evidence[op.ID],
+				At: micros(op.UpdatedAt)}
+		}
+		ev, err := json.Marshal(events)
+		if err != nil {
+			return err
+		}
+		return q.CreationEventsInsert(ctx, string(ev))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// creationJSON is one row of OperationInsertBatch's array: bytes in hex,
+// times in microseconds, as the statement reads them.
+type creationJSON struct {
+	TenantID          string `json:"tenant_id"`
+	OperationID       string `json:"operation_id"`
+	OperationType     string `json:"operation_type"`
+	IntentRef         string `json:"intent_ref"`
+	Target            string `json:"target"`
+	Payload           string `json:"payload"`
+	PayloadHash       string `json:"payload_hash"`
+	RemoteKey         string `json:"remote_key"`
+	RetryWindowEnd    int64  `json:"retry_window_end"`
+	RetryWindowMicros int64  `json:"retry_window_micros"`
+	Deadline          *int64 `json:"deadline"`
+	CreatedAt         int64  `json:"created_at"`
+}
+
+// creationEventJSON is one row of CreationEventsInsert's array; the
+// evidence is the JSON object's text, stored as it is.
+type creationEventJSON struct {
+	TenantID    string `json:"tenant_id"`
+	OperationID string `json:"operation_id"`
+	Evidence    string `json:"evidence"`
+	At          int64  `json:"at"`
 }
 
 // PayloadConflictInsert implements ledger.CreateDriver.

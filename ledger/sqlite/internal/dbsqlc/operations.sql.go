@@ -10,25 +10,17 @@ import (
 	"database/sql"
 )
 
-const creationEventInsert = `-- name: CreationEventInsert :exec
+const creationEventsInsert = `-- name: CreationEventsInsert :exec
 INSERT INTO operation_events (tenant_id, operation_id, from_state, to_state, fence_token, actor, reason, evidence, at)
-VALUES (?1, ?2, NULL, 'PREPARED', 0, 'client', 'created', ?3, ?4)
+SELECT json_extract(c.value, '$.tenant_id'), json_extract(c.value, '$.operation_id'), NULL, 'PREPARED', 0,
+       'client', 'created', json_extract(c.value, '$.evidence'), json_extract(c.value, '$.at')
+  FROM json_each(?1) c
 `
 
-type CreationEventInsertParams struct {
-	TenantID    string
-	OperationID string
-	Evidence    string
-	At          int64
-}
-
-func (q *Queries) CreationEventInsert(ctx context.Context, arg CreationEventInsertParams) error {
-	_, err := q.db.ExecContext(ctx, creationEventInsert,
-		arg.TenantID,
-		arg.OperationID,
-		arg.Evidence,
-		arg.At,
-	)
+// The creation events of @creations (a JSON array of operation ids, their
+// evidence and time).
+func (q *Queries) CreationEventsInsert(ctx context.Context, creations interface{}) error {
+	_, err := q.db.ExecContext(ctx, creationEventsInsert, creations)
 	return err
 }
 
@@ -256,11 +248,17 @@ func (q *Queries) OperationGet(ctx context.Context, arg OperationGetParams) (Ope
 	return i, err
 }
 
-const operationInsertIfNew = `-- name: OperationInsertIfNew :one
+const operationInsertBatch = `-- name: OperationInsertBatch :many
 INSERT INTO operation_ledger (tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
     remote_key, state, retry_window_end, retry_window_micros, deadline, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
-    ?8, 'PREPARED', ?9, ?10, ?11, ?12, ?12)
+SELECT json_extract(c.value, '$.tenant_id'), json_extract(c.value, '$.operation_id'),
+       json_extract(c.value, '$.operation_type'), json_extract(c.value, '$.intent_ref'),
+       json_extract(c.value, '$.target'), unhex(json_extract(c.value, '$.payload')),
+       unhex(json_extract(c.value, '$.payload_hash')), json_extract(c.value, '$.remote_key'), 'PREPARED',
+       json_extract(c.value, '$.retry_window_end'), json_extract(c.value, '$.retry_window_micros'),
+       json_extract(c.value, '$.deadline'), json_extract(c.value, '$.created_at'),
+       json_extract(c.value, '$.created_at')
+  FROM json_each(?1) c WHERE true
 ON CONFLICT (tenant_id, operation_type, intent_ref) DO NOTHING
 RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, payload_hash,
        remote_key, state, fence_token, attempt_count, lease_expires_at, remote_ref,
@@ -268,63 +266,53 @@ RETURNING tenant_id, operation_id, operation_type, intent_ref, target, payload, 
        first_claimed_at, retry_window_micros
 `
 
-type OperationInsertIfNewParams struct {
-	TenantID          string
-	OperationID       string
-	OperationType     string
-	IntentRef         string
-	Target            string
-	Payload           []byte
-	PayloadHash       []byte
-	RemoteKey         string
-	RetryWindowEnd    int64
-	RetryWindowMicros int64
-	Deadline          sql.NullInt64
-	CreatedAt         int64
-}
-
-// No row when the intent exists.
-func (q *Queries) OperationInsertIfNew(ctx context.Context, arg OperationInsertIfNewParams) (OperationLedger, error) {
-	row := q.db.QueryRowContext(ctx, operationInsertIfNew,
-		arg.TenantID,
-		arg.OperationID,
-		arg.OperationType,
-		arg.IntentRef,
-		arg.Target,
-		arg.Payload,
-		arg.PayloadHash,
-		arg.RemoteKey,
-		arg.RetryWindowEnd,
-		arg.RetryWindowMicros,
-		arg.Deadline,
-		arg.CreatedAt,
-	)
-	var i OperationLedger
-	err := row.Scan(
-		&i.TenantID,
-		&i.OperationID,
-		&i.OperationType,
-		&i.IntentRef,
-		&i.Target,
-		&i.Payload,
-		&i.PayloadHash,
-		&i.RemoteKey,
-		&i.State,
-		&i.FenceToken,
-		&i.AttemptCount,
-		&i.LeaseExpiresAt,
-		&i.RemoteRef,
-		&i.RetryWindowEnd,
-		&i.Deadline,
-		&i.NextReconcileAt,
-		&i.Reason,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.LastSentAt,
-		&i.FirstClaimedAt,
-		&i.RetryWindowMicros,
-	)
-	return i, err
+// The operations of @creations (a JSON array; bytes in hex), PREPARED, in
+// one statement; a row whose intent exists is skipped and not returned.
+// (WHERE true: an upsert's SELECT needs one, or ON reads as a join's.)
+func (q *Queries) OperationInsertBatch(ctx context.Context, creations interface{}) ([]OperationLedger, error) {
+	rows, err := q.db.QueryContext(ctx, operationInsertBatch, creations)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OperationLedger
+	for rows.Next() {
+		var i OperationLedger
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.OperationID,
+			&i.OperationType,
+			&i.IntentRef,
+			&i.Target,
+			&i.Payload,
+			&i.PayloadHash,
+			&i.RemoteKey,
+			&i.State,
+			&i.FenceToken,
+			&i.AttemptCount,
+			&i.LeaseExpiresAt,
+			&i.RemoteRef,
+			&i.RetryWindowEnd,
+			&i.Deadline,
+			&i.NextReconcileAt,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastSentAt,
+			&i.FirstClaimedAt,
+			&i.RetryWindowMicros,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const operationSummary = `-- name: OperationSummary :one
