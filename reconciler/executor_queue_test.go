@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"settle/ledger"
 	"settle/ledger/ledgertest"
 	"settle/ledger/storetest"
+	"settle/target"
 	"settle/target/sim"
 )
 
@@ -153,31 +156,54 @@ func (r *rig) confirmedBy(n int) []ledger.Operation {
 // Operations still in the local queue when the executor stops are not
 // sent, however much of their allowance is left: shutdown sends nothing
 // more, finishes and records the send in progress, and leaves the queued
-// ones IN_FLIGHT for their leases to expire into UNKNOWN.
+// ones IN_FLIGHT for their leases to expire into UNKNOWN. The send in
+// progress is held at a gate until the executor has been cancelled, so the
+// order does not depend on the machine's speed.
 func TestExecutor_QueuedAtShutdownIsNotSent(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "A", SlowDelay: 1200 * time.Millisecond}, nil)
+		r := newRig(t, h, sim.Config{Class: "A"}, func(c *target.Contract) {
+			c.Timeout = patience // the client waits for the gate
+		})
+		const warmups = 3
+		var posts atomic.Int32
+		arrived := make(chan struct{}, 10)
+		gate, open := r.latch()
+		r.proxy(func(w http.ResponseWriter, req *http.Request, next http.Handler) {
+			if req.Method != http.MethodPost || posts.Add(1) <= warmups {
+				next.ServeHTTP(w, req)
+				return
+			}
+			gated(w, req, next, arrived, gate)
+		})
 		var logs syncBuffer
 		exec := r.executor(r.store)
 		// One worker, a queue of two, and a lease long enough that a
-		// queued send could wait 5s for the slow one ahead of it.
-		exec.Workers, exec.Queue, exec.Lease, exec.QueueWait, exec.Grace = 1, 2, 30*time.Second, 5*time.Second, 10*time.Second
-		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})).With("component", "executor")
-		stop := r.start(exec)
-		defer stop()
+		// queued send could wait 5s for the held one ahead of it.
+		exec.Workers, exec.Queue, exec.Lease, exec.QueueWait, exec.Grace = 1, 2, 30*time.Second, 5*time.Second, patience
+		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("component", "executor")
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the executor's log:\n%s", logs.String())
+			}
+		})
+		ctx, cancel := context.WithCancel(r.ctx)
+		returned := make(chan struct{})
+		go func() { defer close(returned); _ = exec.Run(ctx) }()
+		t.Cleanup(func() { cancel(); open(); <-returned })
 
-		warm := r.confirmedBy(3)
-		r.sim.Script(sim.Slow)
-		slow := r.create("acme", "slow", 700)
-		r.waitFor("the slow send to be claimed", func() bool { return r.get(slow).State != ledger.Prepared })
+		warm := r.confirmedBy(warmups)
+		held := r.create("acme", "held", 700)
+		await(t, "the held send to reach the gate", arrived)
 		queued := []ledger.Operation{r.create("acme", "queued-1", 801), r.create("acme", "queued-2", 802)}
 		for _, op := range queued {
 			r.waitFor(op.IntentRef+" to be claimed into the queue", r.isIn(op, ledger.InFlight))
 		}
-		stop() // while the slow send is in progress
+		cancel() // while the held send is in progress
+		open()
+		await(t, "Run to return", returned)
 
-		if got := r.get(slow); got.State != ledger.Succeeded {
+		if got := r.get(held); got.State != ledger.Succeeded {
 			t.Fatalf("the send in progress at shutdown: %s, want it finished and recorded", got.State)
 		}
 		for _, op := range queued {
@@ -186,7 +212,7 @@ func TestExecutor_QueuedAtShutdownIsNotSent(t *testing.T) {
 			}
 		}
 		if got := r.sim.Requests(); got != len(warm)+1 {
-			t.Fatalf("%d create requests, want %d (the warm-up and the slow send)", got, len(warm)+1)
+			t.Fatalf("%d create requests, want %d (the warm-up and the held send)", got, len(warm)+1)
 		}
 		if !strings.Contains(logs.String(), "claimed operations left unsent at shutdown") ||
 			!strings.Contains(logs.String(), "operations=2") {
