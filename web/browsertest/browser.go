@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,9 +49,15 @@ const installHint = "scripts/test installs it; the browser tests never skip"
 // the page it loads, an axe run).
 const DefaultTimeout = 30 * time.Second
 
-// Browser is one headless Chromium with one tab, owned by one test and
-// closed at its cleanup. Its methods fail the test on any error, so a test
-// reads as the steps a person takes.
+// Browser is one tab of headless Chromium, owned by one test and closed at
+// its cleanup. Its methods fail the test on any error, so a test reads as
+// the steps a person takes.
+//
+// The tests of one binary share one Chromium process (started at the first
+// New, stopped when the last open Browser closes): starting Chromium costs
+// about 2.8 CPU-seconds, more than most of a test's pages. Each Browser has
+// a browser context of its own, as an incognito window does, so no two
+// tests share cookies, storage, cache or a renderer.
 type Browser struct {
 	t   testing.TB
 	ctx context.Context // the tab; actions run in contexts derived from it
@@ -60,9 +67,9 @@ type Browser struct {
 	noJS    bool // DisableJavaScript was called
 }
 
-// New starts Chromium ($SETTLE_CHROMIUM, else /usr/bin/chromium) headless
-// for t and closes it when t ends. It fails t, with an install hint, when
-// the binary is missing or does not start.
+// New opens a tab of Chromium ($SETTLE_CHROMIUM, else /usr/bin/chromium)
+// headless for t and closes it when t ends. It fails t, with an install
+// hint, when the binary is missing or does not start.
 func New(t testing.TB) *Browser {
 	t.Helper()
 	path := os.Getenv(ChromiumEnv)
@@ -78,25 +85,76 @@ func newBrowser(t testing.TB, path string) *Browser {
 		t.Fatalf("browsertest: no Chromium at %s (set %s to use another binary): install Debian's chromium "+
 			"(as root: apt-get install -y chromium); %s", path, ChromiumEnv, installHint)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 900),
-	)
-	if os.Geteuid() == 0 {
-		// Chromium refuses to start as root with its sandbox on.
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	// The first action starts the browser; it must not run under a
-	// timeout, which would stop the browser when it expires.
-	if err := chromedp.Do(ctx); err != nil {
+	browser, err := chromium.acquire(path)
+	if err != nil {
 		t.Fatalf("browsertest: starting Chromium %s: %v (%s)", path, err, installHint)
 	}
+	ctx, cancelTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	t.Cleanup(func() { cancelTab(); chromium.release() })
+	// The first action opens the tab; it must not run under a timeout,
+	// which would close the tab when it expires.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("browsertest: opening a tab of Chromium %s: %v (%s)", path, err, installHint)
+	}
 	return &Browser{t: t, ctx: ctx, Timeout: DefaultTimeout}
+}
+
+// chromium is the Chromium process the open Browsers share.
+var chromium sharedBrowser
+
+// sharedBrowser starts Chromium for its first user and stops it when its
+// last user releases it, so that a test binary leaves no process or
+// profile directory behind.
+type sharedBrowser struct {
+	mu     sync.Mutex
+	users  int
+	path   string
+	ctx    context.Context // the browser's first context: its lifetime
+	cancel func()
+}
+
+// acquire returns a context of the running Chromium at path, starting it
+// when nobody uses one; every successful acquire is paired with a release.
+func (s *sharedBrowser) acquire(path string) (context.Context, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users > 0 && s.path != path {
+		return nil, fmt.Errorf("another test runs Chromium %s; one binary uses one Chromium", s.path)
+	}
+	if s.users == 0 {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.Headless,
+			chromedp.DisableGPU,
+			chromedp.WindowSize(1280, 900),
+		)
+		if os.Geteuid() == 0 {
+			// Chromium refuses to start as root with its sandbox on.
+			opts = append(opts, chromedp.NoSandbox)
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelBrowser := chromedp.NewContext(actx)
+		// The first action starts the browser; it must not run under a
+		// timeout, which would stop the browser when it expires.
+		if err := chromedp.Do(ctx); err != nil {
+			cancelBrowser()
+			cancelAlloc()
+			return nil, err
+		}
+		s.ctx, s.path = ctx, path
+		s.cancel = func() { cancelBrowser(); cancelAlloc() }
+	}
+	s.users++
+	return s.ctx, nil
+}
+
+func (s *sharedBrowser) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users--; s.users == 0 {
+		s.cancel()
+		s.ctx, s.cancel = nil, nil
+	}
 }
 
 // do runs actions under the browser's timeout and fails the test with what

@@ -59,8 +59,11 @@ func (b *Browser) Download(selector string) Download {
 		b.t.Fatalf("browsertest: download with %s: %v", selector, err)
 	}
 	allow := func(ctx context.Context, _ *chromedp.Target) error {
+		// For this tab's browser context only: other tests' tabs share
+		// the browser.
 		_, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir, EventsEnabled: new(true)})
+			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir, EventsEnabled: new(true),
+			BrowserContextID: chromedp.FromContext(ctx).BrowserContextID})
 		return err
 	}
 	if err := chromedp.Do(ctx, chromedp.Func(allow), chromedp.Click(chromedp.CSS(selector))); err != nil {
