@@ -94,13 +94,18 @@ func TestExecutor_ClaimsFullBatches(t *testing.T) {
 func TestExecutor_QueuedPastAllowanceIsNotSent(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "A", SlowDelay: 1200 * time.Millisecond}, nil)
+		r := newRig(t, h, sim.Config{Class: "A", SlowDelay: 4 * time.Second}, func(c *target.Contract) {
+			c.Timeout = 6 * time.Second
+		})
 		var logs syncBuffer
 		exec := r.executor(r.store)
 		// One worker and a queue of two; a queued send must start within
-		// 400ms of its claim, and the slow send ahead of it takes 1.2s
-		// (inside the 1.5s timeout and the 2s lease cap).
-		exec.Workers, exec.QueueWait = 1, 400*time.Millisecond
+		// 2s of its claim (a quarter of the 8s lease cap), and the slow
+		// send ahead of it takes 4s (inside the 6s timeout and the lease).
+		// The queue takes an operation while the measured send time is
+		// under 1s (half the allowance), which a loaded machine's
+		// loopback sends are.
+		exec.Workers, exec.QueueWait, exec.Lease = 1, 2*time.Second, 8*time.Second
 		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "executor")
 		stop := r.start(exec, r.sweeper())
 		defer stop()
@@ -136,6 +141,50 @@ func TestExecutor_QueuedPastAllowanceIsNotSent(t *testing.T) {
 			t.Fatalf("no log line for the unsent operation:\n%s", logs.String())
 		}
 	})
+}
+
+// claimLatch is a Store whose ClaimBatch waits while the test holds
+// claims.
+type claimLatch struct {
+	ledger.Store
+	mu      sync.Mutex
+	held    chan struct{}
+	waiting chan struct{} // a claim waits
+}
+
+// hold makes claims wait until release is called.
+func (s *claimLatch) hold() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.held = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.held = nil
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+func (s *claimLatch) ClaimBatch(ctx context.Context, n int, lease time.Duration, byTarget ...ledger.TargetLease) ([]ledger.Operation, error) {
+	s.mu.Lock()
+	ch := s.held
+	s.mu.Unlock()
+	if ch != nil {
+		select {
+		case s.waiting <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Store.ClaimBatch(ctx, n, lease, byTarget...)
 }
 
 // confirmedBy creates n operations and waits, with the executor the caller
@@ -177,10 +226,12 @@ func TestExecutor_QueuedAtShutdownIsNotSent(t *testing.T) {
 			gated(w, req, next, arrived, gate)
 		})
 		var logs syncBuffer
-		exec := r.executor(r.store)
+		claims := &claimLatch{Store: r.store, waiting: make(chan struct{}, 1)}
+		exec := r.executor(claims)
 		// One worker, a queue of two, and a lease long enough that a
-		// queued send could wait 5s for the held one ahead of it.
-		exec.Workers, exec.Queue, exec.Lease, exec.QueueWait, exec.Grace = 1, 2, 30*time.Second, 5*time.Second, patience
+		// queued send could wait 20s for the held one ahead of it: the
+		// queue holds two while the measured send time is under 5s.
+		exec.Workers, exec.Queue, exec.Lease, exec.QueueWait, exec.Grace = 1, 2, 2*time.Minute, 20*time.Second, patience
 		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("component", "executor")
 		t.Cleanup(func() {
 			if t.Failed() {
@@ -193,16 +244,33 @@ func TestExecutor_QueuedAtShutdownIsNotSent(t *testing.T) {
 		t.Cleanup(func() { cancel(); open(); <-returned })
 
 		warm := r.confirmedBy(warmups)
-		held := r.create("acme", "held", 700)
-		await(t, "the held send to reach the gate", arrived)
-		queued := []ledger.Operation{r.create("acme", "queued-1", 801), r.create("acme", "queued-2", 802)}
-		for _, op := range queued {
-			r.waitFor(op.IntentRef+" to be claimed into the queue", r.isIn(op, ledger.InFlight))
+		// The three are created while claims wait, so that one claim takes
+		// them all: the worker's send is held at the gate, two wait in the
+		// queue.
+		release := claims.hold()
+		await(t, "the executor's next claim to wait", claims.waiting)
+		ops := []ledger.Operation{r.create("acme", "a", 700), r.create("acme", "b", 801), r.create("acme", "c", 802)}
+		release()
+		await(t, "a send to reach the gate", arrived)
+		for _, op := range ops {
+			r.waitFor(op.IntentRef+" to be claimed", r.isIn(op, ledger.InFlight))
 		}
 		cancel() // while the held send is in progress
 		open()
 		await(t, "Run to return", returned)
 
+		var held ledger.Operation
+		var queued []ledger.Operation
+		for _, op := range ops {
+			if r.remote(op) == 1 {
+				held = op
+			} else {
+				queued = append(queued, op)
+			}
+		}
+		if held.ID == "" || len(queued) != 2 {
+			t.Fatalf("%d of the three reached the target, want the one held", 3-len(queued))
+		}
 		if got := r.get(held); got.State != ledger.Succeeded {
 			t.Fatalf("the send in progress at shutdown: %s, want it finished and recorded", got.State)
 		}
