@@ -96,9 +96,22 @@ func targetFigures(ctx context.Context, s FigureSource, tenant string, w Window)
 // the executor.
 const overviewWorkers = 4
 
-// FiguresOf reads the figures of several tenants over the same window,
-// a few at a time, in the order of tenants: the all-tenants overview.
+// FiguresOf reads the figures of several tenants over the same window, in
+// the order of tenants: the all-tenants overview. A *Ledger reads them in a
+// few statements for all tenants (Ledger.FiguresOf); any other source is
+// read tenant by tenant, a few at a time.
 func FiguresOf(ctx context.Context, s FigureSource, tenants []string, w Window) ([]TenantFigures, error) {
+	if l, ok := s.(interface {
+		FiguresOf(context.Context, []string, Window) ([]TenantFigures, error)
+	}); ok {
+		return l.FiguresOf(ctx, tenants, w)
+	}
+	return figuresEach(ctx, s, tenants, w)
+}
+
+// figuresEach reads the figures of tenants with Figures, a few tenants at
+// a time.
+func figuresEach(ctx context.Context, s FigureSource, tenants []string, w Window) ([]TenantFigures, error) {
 	out := make([]TenantFigures, len(tenants))
 	errs := make([]error, len(tenants))
 	next := make(chan int)

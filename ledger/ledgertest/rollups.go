@@ -1,6 +1,7 @@
 package ledgertest
 
 import (
+	"context"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -30,6 +31,14 @@ func testFigureRollups(t *testing.T, h Harness) {
 	people, ok := f.store.(ledger.ResolutionStore)
 	if !ok {
 		t.Fatal("store does not implement ledger.ResolutionStore")
+	}
+	src, ok3 := f.store.(ledger.FigureSource)
+	batch, ok4 := f.store.(interface {
+		FiguresOf(context.Context, []string, ledger.Window) ([]ledger.TenantFigures, error)
+	})
+	audits, ok5 := f.store.(ledger.AuditStore)
+	if !ok3 || !ok4 || !ok5 {
+		t.Fatal("store does not implement ledger.FigureSource, FiguresOf and ledger.AuditStore")
 	}
 	ada, grace := f.as("cli:ada", "Ada", "owner"), f.as("cli:grace", "Grace", "owner")
 	start := f.clk.Now()
@@ -85,6 +94,21 @@ func testFigureRollups(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Now and then the client changes the payload (a refused payload
+		// conflict), or the audit finds a duplicate: both are in the
+		// figures.
+		if rnd.IntN(6) == 0 {
+			edited := n
+			edited.Payload = []byte(`{"amount": 1, "currency": "EUR"}`)
+			_, _, err := f.store.Create(f.ctx, edited)
+			wantCode(t, err, ledger.EPayloadConflict)
+		}
+		if rnd.IntN(8) == 0 {
+			if _, err := audits.RecordFinding(f.ctx, ledger.Finding{Tenant: op.Tenant, OperationID: op.ID,
+				Kind: ledger.FindingDuplicate, RemoteIDs: []string{"ch_a", "ch_b"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if op, err = f.store.Claim(f.ctx, op.Tenant, op.ID, op.PayloadHash, time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -96,12 +120,33 @@ func testFigureRollups(t *testing.T, h Harness) {
 		t.Fatalf("the history spans only %s", end.Sub(start))
 	}
 	checked, byPeople := 0, 0
+	conflicts, duplicates, openEscalations := 0, 0, 0
 	for day := start.Truncate(24 * time.Hour); day.Before(end); day = day.Add(24 * time.Hour) {
 		windows := []ledger.Window{ledger.Since(day)}
 		for _, n := range []int{1, 3, 7} {
 			windows = append(windows, ledger.Window{Since: day, Until: day.AddDate(0, 0, n)})
 		}
-		for _, tenant := range []string{"acme", "globex", "nobody"} {
+		tenants := []string{"acme", "globex", "nobody"}
+		for _, w := range windows[1:] { // Figures reads at most 366 days
+			// The all-tenants overview reads what Figures reads of each.
+			all, err := batch.FiguresOf(f.ctx, tenants, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, tenant := range tenants {
+				one, err := ledger.Figures(f.ctx, src, tenant, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(all[i], one) {
+					t.Fatalf("%s to %s, %s: FiguresOf\n%+v\nFigures\n%+v", w.Since.Format(time.DateOnly), w.Until.Format(time.DateOnly), tenant, all[i], one)
+				}
+				conflicts += one.PayloadConflicts
+				duplicates += one.Duplicates
+				openEscalations += one.OpenEscalations
+			}
+		}
+		for _, tenant := range tenants {
 			for _, w := range windows {
 				ts, err := fs.Transitions(f.ctx, tenant, w)
 				if err != nil {
@@ -130,7 +175,12 @@ func testFigureRollups(t *testing.T, h Harness) {
 	if checked == 0 || byPeople == 0 {
 		t.Fatalf("windows ending in the past with episodes resolved automatically: %d, by people: %d: the comparison proved too little", checked, byPeople)
 	}
-	t.Logf("%d approved replays", replays)
+	if conflicts == 0 || duplicates == 0 || openEscalations == 0 {
+		t.Fatalf("the overview's windows held %d payload conflicts, %d duplicates and %d open escalations: the comparison proved too little",
+			conflicts, duplicates, openEscalations)
+	}
+	t.Logf("%d approved replays; the overview's windows held %d payload conflicts, %d duplicates, %d open escalations",
+		replays, conflicts, duplicates, openEscalations)
 	_, err := rs.FigureRollup(f.ctx, "acme", ledger.Since(start))
 	wantCode(t, err, ledger.EInvalid)
 	day := start.Truncate(24 * time.Hour)

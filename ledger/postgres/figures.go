@@ -64,3 +64,55 @@ func utcOrNil(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// FigureRowsOf implements ledger.FigureDriver: six statements, each over
+// every tenant of p.
+func (d driver) FigureRowsOf(ctx context.Context, p ledger.FigureRowsParams) (ledger.FigureRows, error) {
+	var out ledger.FigureRows
+	targets, err := d.q.FigureTargetsOf(ctx, dbsqlc.FigureTargetsOfParams{Tenants: p.Tenants, SinceDay: p.SinceDay, UntilDay: p.UntilDay})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range targets {
+		out.Targets = append(out.Targets, ledger.TenantTarget{Tenant: r.TenantID, Target: r.Target})
+	}
+	episodes, err := d.q.FigureEpisodesOf(ctx, dbsqlc.FigureEpisodesOfParams{Tenants: p.Tenants, Since: p.Since, Until: p.Until})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range episodes {
+		out.Episodes = append(out.Episodes, ledger.TenantEpisode{Tenant: r.TenantID, Episode: ledger.Episode{Target: r.Target,
+			Started: r.EnteredAt.UTC(), Escalated: utcOrNil(r.EscalatedAt), Final: utcOrNil(r.FinalAt), FinalState: ledger.State(r.FinalState)}})
+	}
+	escalations, err := d.q.FigureEscalationsOf(ctx, dbsqlc.FigureEscalationsOfParams{Tenants: p.Tenants, Since: p.Since, Until: p.Until})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range escalations {
+		out.Escalations = append(out.Escalations, ledger.TenantEscalation{Tenant: r.TenantID, Escalation: ledger.Escalation{Target: r.Target, At: r.At.UTC()}})
+	}
+	conflicts, err := d.q.PayloadConflictCountsOf(ctx, dbsqlc.PayloadConflictCountsOfParams{Tenants: p.Tenants, Since: p.Since, Until: p.Until})
+	if err != nil {
+		return out, err
+	}
+	out.PayloadConflicts = make(map[string]int, len(conflicts))
+	for _, r := range conflicts {
+		out.PayloadConflicts[r.TenantID] = int(r.N)
+	}
+	findings, err := d.q.FindingCountsOf(ctx, dbsqlc.FindingCountsOfParams{Tenants: p.Tenants, Since: p.Since, Until: p.Until, Kind: string(p.Finding)})
+	if err != nil {
+		return out, err
+	}
+	out.Findings = make(map[string]int, len(findings))
+	for _, r := range findings {
+		out.Findings[r.TenantID] = int(r.N)
+	}
+	open, err := d.q.EscalatedCountsOf(ctx, p.Tenants)
+	if err != nil {
+		return out, err
+	}
+	for _, r := range open {
+		out.Open = append(out.Open, ledger.OpenEscalations{Tenant: r.TenantID, Target: r.Target, Count: int(r.N), Oldest: r.Oldest.UTC()})
+	}
+	return out, nil
+}

@@ -413,6 +413,14 @@ var planCases = []planCase{
 			_, err := f.s.FigureRollup(ctx, "tenant-1", ledger.Window{Since: w.Since.AddDate(0, 0, -30), Until: w.Since})
 			return err
 		}},
+	// The all-tenants overview: six statements over every tenant at once,
+	// each a walk of the tenant index of its table.
+	{name: "FiguresOf", want: []string{"figure_days_pkey", "figure_episodes_tenant_entered", "figure_escalations_tenant_at",
+		"payload_conflicts_tenant", "audit_findings_tenant_found", "operation_ledger_tenant_state"},
+		run: func(ctx context.Context, f *planFixture) error {
+			_, err := f.s.FiguresOf(ctx, planTenants, ledger.DaysEnding(f.now, 30))
+			return err
+		}},
 	{name: "Tenants", want: []string{"operation_ledger_tenant_created|operation_ledger_intent|operation_ledger_tenant_state|operation_ledger_remote_ref"},
 		run: func(ctx context.Context, f *planFixture) error {
 			_, err := f.s.Tenants(ctx)

@@ -57,3 +57,56 @@ func (d driver) FigureEscalations(ctx context.Context, tenant string, w ledger.W
 	}
 	return out, err
 }
+
+// FigureRowsOf implements ledger.FigureDriver: six statements, each over
+// every tenant of p.
+func (d driver) FigureRowsOf(ctx context.Context, p ledger.FigureRowsParams) (ledger.FigureRows, error) {
+	var out ledger.FigureRows
+	since, until := micros(p.Since), micros(p.Until)
+	targets, err := d.r.FigureTargetsOf(ctx, dbsqlc.FigureTargetsOfParams{Tenants: p.Tenants, SinceDay: p.SinceDay, UntilDay: p.UntilDay})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range targets {
+		out.Targets = append(out.Targets, ledger.TenantTarget{Tenant: r.TenantID, Target: r.Target})
+	}
+	episodes, err := d.r.FigureEpisodesOf(ctx, dbsqlc.FigureEpisodesOfParams{Tenants: p.Tenants, Since: since, Until: until})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range episodes {
+		out.Episodes = append(out.Episodes, ledger.TenantEpisode{Tenant: r.TenantID, Episode: ledger.Episode{Target: r.Target,
+			Started: fromMicros(r.EnteredAt), Escalated: fromNull(r.EscalatedAt), Final: fromNull(r.FinalAt), FinalState: ledger.State(r.FinalState)}})
+	}
+	escalations, err := d.r.FigureEscalationsOf(ctx, dbsqlc.FigureEscalationsOfParams{Tenants: p.Tenants, Since: since, Until: until})
+	if err != nil {
+		return out, err
+	}
+	for _, r := range escalations {
+		out.Escalations = append(out.Escalations, ledger.TenantEscalation{Tenant: r.TenantID, Escalation: ledger.Escalation{Target: r.Target, At: fromMicros(r.At)}})
+	}
+	conflicts, err := d.r.PayloadConflictCountsOf(ctx, dbsqlc.PayloadConflictCountsOfParams{Tenants: p.Tenants, Since: since, Until: until})
+	if err != nil {
+		return out, err
+	}
+	out.PayloadConflicts = make(map[string]int, len(conflicts))
+	for _, r := range conflicts {
+		out.PayloadConflicts[r.TenantID] = int(r.N)
+	}
+	findings, err := d.r.FindingCountsOf(ctx, dbsqlc.FindingCountsOfParams{Tenants: p.Tenants, Since: since, Until: until, Kind: string(p.Finding)})
+	if err != nil {
+		return out, err
+	}
+	out.Findings = make(map[string]int, len(findings))
+	for _, r := range findings {
+		out.Findings[r.TenantID] = int(r.N)
+	}
+	open, err := d.r.EscalatedCountsOf(ctx, p.Tenants)
+	if err != nil {
+		return out, err
+	}
+	for _, r := range open {
+		out.Open = append(out.Open, ledger.OpenEscalations{Tenant: r.TenantID, Target: r.Target, Count: int(r.N), Oldest: fromMicros(r.Oldest)})
+	}
+	return out, nil
+}

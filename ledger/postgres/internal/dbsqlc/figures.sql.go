@@ -10,6 +10,47 @@ import (
 	"time"
 )
 
+const escalatedCountsOf = `-- name: EscalatedCountsOf :many
+SELECT tenant_id::text AS tenant_id, target, count(*) AS n, min(updated_at)::timestamptz AS oldest
+  FROM operation_ledger
+ WHERE tenant_id = ANY($1::text[]) AND state = 'ESCALATED'
+ GROUP BY tenant_id, target
+`
+
+type EscalatedCountsOfRow struct {
+	TenantID string
+	Target   string
+	N        int64
+	Oldest   time.Time
+}
+
+// The open escalations per tenant and target, with the oldest one's last
+// change: what Figures reads by listing the ESCALATED operations.
+func (q *Queries) EscalatedCountsOf(ctx context.Context, tenants []string) ([]EscalatedCountsOfRow, error) {
+	rows, err := q.db.Query(ctx, escalatedCountsOf, tenants)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EscalatedCountsOfRow
+	for rows.Next() {
+		var i EscalatedCountsOfRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.Target,
+			&i.N,
+			&i.Oldest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const figureEpisodes = `-- name: FigureEpisodes :many
 SELECT target, entered_at, escalated_at, final_at, coalesce(final_state, '')::text AS final_state
   FROM figure_episodes WHERE tenant_id = $1 AND entered_at >= $2 AND entered_at < $3
@@ -39,6 +80,55 @@ func (q *Queries) FigureEpisodes(ctx context.Context, arg FigureEpisodesParams) 
 	for rows.Next() {
 		var i FigureEpisodesRow
 		if err := rows.Scan(
+			&i.Target,
+			&i.EnteredAt,
+			&i.EscalatedAt,
+			&i.FinalAt,
+			&i.FinalState,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const figureEpisodesOf = `-- name: FigureEpisodesOf :many
+SELECT tenant_id::text AS tenant_id, target, entered_at, escalated_at, final_at,
+       coalesce(final_state, '')::text AS final_state
+  FROM figure_episodes
+ WHERE tenant_id = ANY($1::text[]) AND entered_at >= $2 AND entered_at < $3
+`
+
+type FigureEpisodesOfParams struct {
+	Tenants []string
+	Since   time.Time
+	Until   time.Time
+}
+
+type FigureEpisodesOfRow struct {
+	TenantID    string
+	Target      string
+	EnteredAt   time.Time
+	EscalatedAt *time.Time
+	FinalAt     *time.Time
+	FinalState  string
+}
+
+func (q *Queries) FigureEpisodesOf(ctx context.Context, arg FigureEpisodesOfParams) ([]FigureEpisodesOfRow, error) {
+	rows, err := q.db.Query(ctx, figureEpisodesOf, arg.Tenants, arg.Since, arg.Until)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FigureEpisodesOfRow
+	for rows.Next() {
+		var i FigureEpisodesOfRow
+		if err := rows.Scan(
+			&i.TenantID,
 			&i.Target,
 			&i.EnteredAt,
 			&i.EscalatedAt,
@@ -90,6 +180,43 @@ func (q *Queries) FigureEscalations(ctx context.Context, arg FigureEscalationsPa
 	return items, nil
 }
 
+const figureEscalationsOf = `-- name: FigureEscalationsOf :many
+SELECT tenant_id::text AS tenant_id, target, at FROM figure_escalations
+ WHERE tenant_id = ANY($1::text[]) AND at >= $2 AND at < $3
+`
+
+type FigureEscalationsOfParams struct {
+	Tenants []string
+	Since   time.Time
+	Until   time.Time
+}
+
+type FigureEscalationsOfRow struct {
+	TenantID string
+	Target   string
+	At       time.Time
+}
+
+func (q *Queries) FigureEscalationsOf(ctx context.Context, arg FigureEscalationsOfParams) ([]FigureEscalationsOfRow, error) {
+	rows, err := q.db.Query(ctx, figureEscalationsOf, arg.Tenants, arg.Since, arg.Until)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FigureEscalationsOfRow
+	for rows.Next() {
+		var i FigureEscalationsOfRow
+		if err := rows.Scan(&i.TenantID, &i.Target, &i.At); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const figureTargets = `-- name: FigureTargets :many
 SELECT DISTINCT target FROM figure_days
  WHERE tenant_id = $1 AND day >= CAST($2::text AS date) AND day < CAST($3::text AS date)
@@ -114,6 +241,48 @@ func (q *Queries) FigureTargets(ctx context.Context, arg FigureTargetsParams) ([
 			return nil, err
 		}
 		items = append(items, target)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const figureTargetsOf = `-- name: FigureTargetsOf :many
+
+SELECT DISTINCT tenant_id::text AS tenant_id, target FROM figure_days
+ WHERE tenant_id = ANY($1::text[])
+   AND day >= CAST($2::text AS date) AND day < CAST($3::text AS date)
+`
+
+type FigureTargetsOfParams struct {
+	Tenants  []string
+	SinceDay string
+	UntilDay string
+}
+
+type FigureTargetsOfRow struct {
+	TenantID string
+	Target   string
+}
+
+// The all-tenants overview reads every tenant's figures with the six
+// statements below, each over the tenants at once, instead of six per
+// tenant: FigureTargets, FigureEpisodes and FigureEscalations, the payload
+// conflicts, the duplicate findings and the open escalations.
+func (q *Queries) FigureTargetsOf(ctx context.Context, arg FigureTargetsOfParams) ([]FigureTargetsOfRow, error) {
+	rows, err := q.db.Query(ctx, figureTargetsOf, arg.Tenants, arg.SinceDay, arg.UntilDay)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FigureTargetsOfRow
+	for rows.Next() {
+		var i FigureTargetsOfRow
+		if err := rows.Scan(&i.TenantID, &i.Target); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -171,6 +340,50 @@ func (q *Queries) FigureTransitions(ctx context.Context, arg FigureTransitionsPa
 	return items, nil
 }
 
+const findingCountsOf = `-- name: FindingCountsOf :many
+SELECT tenant_id::text AS tenant_id, count(*) AS n FROM audit_findings
+ WHERE tenant_id = ANY($1::text[]) AND found_at >= $2::timestamptz AND found_at < $3::timestamptz
+   AND kind = $4::text
+ GROUP BY tenant_id
+`
+
+type FindingCountsOfParams struct {
+	Tenants []string
+	Since   time.Time
+	Until   time.Time
+	Kind    string
+}
+
+type FindingCountsOfRow struct {
+	TenantID string
+	N        int64
+}
+
+func (q *Queries) FindingCountsOf(ctx context.Context, arg FindingCountsOfParams) ([]FindingCountsOfRow, error) {
+	rows, err := q.db.Query(ctx, findingCountsOf,
+		arg.Tenants,
+		arg.Since,
+		arg.Until,
+		arg.Kind,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FindingCountsOfRow
+	for rows.Next() {
+		var i FindingCountsOfRow
+		if err := rows.Scan(&i.TenantID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const operationTenants = `-- name: OperationTenants :many
 WITH RECURSIVE t(id) AS (
   SELECT min(tenant_id) FROM operation_ledger
@@ -194,6 +407,43 @@ func (q *Queries) OperationTenants(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const payloadConflictCountsOf = `-- name: PayloadConflictCountsOf :many
+SELECT tenant_id::text AS tenant_id, count(*) AS n FROM payload_conflicts
+ WHERE tenant_id = ANY($1::text[]) AND at >= $2::timestamptz AND at < $3::timestamptz
+ GROUP BY tenant_id
+`
+
+type PayloadConflictCountsOfParams struct {
+	Tenants []string
+	Since   time.Time
+	Until   time.Time
+}
+
+type PayloadConflictCountsOfRow struct {
+	TenantID string
+	N        int64
+}
+
+func (q *Queries) PayloadConflictCountsOf(ctx context.Context, arg PayloadConflictCountsOfParams) ([]PayloadConflictCountsOfRow, error) {
+	rows, err := q.db.Query(ctx, payloadConflictCountsOf, arg.Tenants, arg.Since, arg.Until)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PayloadConflictCountsOfRow
+	for rows.Next() {
+		var i PayloadConflictCountsOfRow
+		if err := rows.Scan(&i.TenantID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -18,3 +18,39 @@ SELECT target, entered_at, escalated_at, final_at, CAST(coalesce(final_state, ''
 
 -- name: FigureEscalations :many
 SELECT target, at FROM figure_escalations WHERE tenant_id = @tenant_id AND at >= @since AND at < @until;
+
+-- The all-tenants overview reads every tenant's figures with the six
+-- statements below, each over the tenants at once, instead of six per
+-- tenant (see the PostgreSQL queries). The tenants' slice comes last in
+-- each: sqlc numbers the named parameters (?1, ?2) and a slice before them
+-- would take their numbers.
+
+-- name: FigureTargetsOf :many
+SELECT DISTINCT tenant_id, target FROM figure_days
+ WHERE day >= @since_day AND day < @until_day AND tenant_id IN (sqlc.slice(tenants));
+
+-- name: FigureEpisodesOf :many
+SELECT tenant_id, target, entered_at, escalated_at, final_at, CAST(coalesce(final_state, '') AS TEXT) AS final_state
+  FROM figure_episodes
+ WHERE entered_at >= @since AND entered_at < @until AND tenant_id IN (sqlc.slice(tenants));
+
+-- name: FigureEscalationsOf :many
+SELECT tenant_id, target, at FROM figure_escalations
+ WHERE at >= @since AND at < @until AND tenant_id IN (sqlc.slice(tenants));
+
+-- name: PayloadConflictCountsOf :many
+SELECT tenant_id, count(*) AS n FROM payload_conflicts
+ WHERE at >= @since AND at < @until AND tenant_id IN (sqlc.slice(tenants))
+ GROUP BY tenant_id;
+
+-- name: FindingCountsOf :many
+SELECT tenant_id, count(*) AS n FROM audit_findings
+ WHERE found_at >= CAST(sqlc.arg(since) AS INTEGER) AND found_at < CAST(sqlc.arg(until) AS INTEGER)
+   AND kind = CAST(@kind AS TEXT) AND tenant_id IN (sqlc.slice(tenants))
+ GROUP BY tenant_id;
+
+-- name: EscalatedCountsOf :many
+SELECT tenant_id, target, count(*) AS n, CAST(min(updated_at) AS INTEGER) AS oldest
+  FROM operation_ledger
+ WHERE state = 'ESCALATED' AND tenant_id IN (sqlc.slice(tenants))
+ GROUP BY tenant_id, target;

@@ -8,7 +8,60 @@ package dbsqlc
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
+
+const escalatedCountsOf = `-- name: EscalatedCountsOf :many
+SELECT tenant_id, target, count(*) AS n, CAST(min(updated_at) AS INTEGER) AS oldest
+  FROM operation_ledger
+ WHERE state = 'ESCALATED' AND tenant_id IN (/*SLICE:tenants*/?)
+ GROUP BY tenant_id, target
+`
+
+type EscalatedCountsOfRow struct {
+	TenantID string
+	Target   string
+	N        int64
+	Oldest   int64
+}
+
+func (q *Queries) EscalatedCountsOf(ctx context.Context, tenants []string) ([]EscalatedCountsOfRow, error) {
+	query := escalatedCountsOf
+	var queryParams []interface{}
+	if len(tenants) > 0 {
+		for _, v := range tenants {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:tenants*/?", strings.Repeat(",?", len(tenants))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:tenants*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EscalatedCountsOfRow
+	for rows.Next() {
+		var i EscalatedCountsOfRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.Target,
+			&i.N,
+			&i.Oldest,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const figureEpisodes = `-- name: FigureEpisodes :many
 SELECT target, entered_at, escalated_at, final_at, CAST(coalesce(final_state, '') AS TEXT) AS final_state
@@ -39,6 +92,69 @@ func (q *Queries) FigureEpisodes(ctx context.Context, arg FigureEpisodesParams) 
 	for rows.Next() {
 		var i FigureEpisodesRow
 		if err := rows.Scan(
+			&i.Target,
+			&i.EnteredAt,
+			&i.EscalatedAt,
+			&i.FinalAt,
+			&i.FinalState,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const figureEpisodesOf = `-- name: FigureEpisodesOf :many
+SELECT tenant_id, target, entered_at, escalated_at, final_at, CAST(coalesce(final_state, '') AS TEXT) AS final_state
+  FROM figure_episodes
+ WHERE entered_at >= ?1 AND entered_at < ?2 AND tenant_id IN (/*SLICE:tenants*/?)
+`
+
+type FigureEpisodesOfParams struct {
+	Since   int64
+	Until   int64
+	Tenants []string
+}
+
+type FigureEpisodesOfRow struct {
+	TenantID    string
+	Target      string
+	EnteredAt   int64
+	EscalatedAt sql.NullInt64
+	FinalAt     sql.NullInt64
+	FinalState  string
+}
+
+func (q *Queries) FigureEpisodesOf(ctx context.Context, arg FigureEpisodesOfParams) ([]FigureEpisodesOfRow, error) {
+	query := figureEpisodesOf
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Since)
+	queryParams = append(queryParams, arg.Until)
+	if len(arg.Tenants) > 0 {
+		for _, v := range arg.Tenants {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:tenants*/?", strings.Repeat(",?", len(arg.Tenants))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:tenants*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FigureEpisodesOfRow
+	for rows.Next() {
+		var i FigureEpisodesOfRow
+		if err := rows.Scan(
+			&i.TenantID,
 			&i.Target,
 			&i.EnteredAt,
 			&i.EscalatedAt,
@@ -96,6 +212,52 @@ func (q *Queries) FigureEscalations(ctx context.Context, arg FigureEscalationsPa
 	return items, nil
 }
 
+const figureEscalationsOf = `-- name: FigureEscalationsOf :many
+SELECT tenant_id, target, at FROM figure_escalations
+ WHERE at >= ?1 AND at < ?2 AND tenant_id IN (/*SLICE:tenants*/?)
+`
+
+type FigureEscalationsOfParams struct {
+	Since   int64
+	Until   int64
+	Tenants []string
+}
+
+func (q *Queries) FigureEscalationsOf(ctx context.Context, arg FigureEscalationsOfParams) ([]FigureEscalation, error) {
+	query := figureEscalationsOf
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Since)
+	queryParams = append(queryParams, arg.Until)
+	if len(arg.Tenants) > 0 {
+		for _, v := range arg.Tenants {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:tenants*/?", strings.Repeat(",?", len(arg.Tenants))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:tenants*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FigureEscalation
+	for rows.Next() {
+		var i FigureEscalation
+		if err := rows.Scan(&i.TenantID, &i.Target, &i.At); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const figureTargets = `-- name: FigureTargets :many
 SELECT DISTINCT target FROM figure_days WHERE tenant_id = ?1 AND day >= ?2 AND day < ?3
 `
@@ -119,6 +281,63 @@ func (q *Queries) FigureTargets(ctx context.Context, arg FigureTargetsParams) ([
 			return nil, err
 		}
 		items = append(items, target)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const figureTargetsOf = `-- name: FigureTargetsOf :many
+
+SELECT DISTINCT tenant_id, target FROM figure_days
+ WHERE day >= ?1 AND day < ?2 AND tenant_id IN (/*SLICE:tenants*/?)
+`
+
+type FigureTargetsOfParams struct {
+	SinceDay string
+	UntilDay string
+	Tenants  []string
+}
+
+type FigureTargetsOfRow struct {
+	TenantID string
+	Target   string
+}
+
+// The all-tenants overview reads every tenant's figures with the six
+// statements below, each over the tenants at once, instead of six per
+// tenant (see the PostgreSQL queries). The tenants' slice comes last in
+// each: sqlc numbers the named parameters (?1, ?2) and a slice before them
+// would take their numbers.
+func (q *Queries) FigureTargetsOf(ctx context.Context, arg FigureTargetsOfParams) ([]FigureTargetsOfRow, error) {
+	query := figureTargetsOf
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.SinceDay)
+	queryParams = append(queryParams, arg.UntilDay)
+	if len(arg.Tenants) > 0 {
+		for _, v := range arg.Tenants {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:tenants*/?", strings.Repeat(",?", len(arg.Tenants))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:tenants*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FigureTargetsOfRow
+	for rows.Next() {
+		var i FigureTargetsOfRow
+		if err := rows.Scan(&i.TenantID, &i.Target); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -181,6 +400,61 @@ func (q *Queries) FigureTransitions(ctx context.Context, arg FigureTransitionsPa
 	return items, nil
 }
 
+const findingCountsOf = `-- name: FindingCountsOf :many
+SELECT tenant_id, count(*) AS n FROM audit_findings
+ WHERE found_at >= CAST(?1 AS INTEGER) AND found_at < CAST(?2 AS INTEGER)
+   AND kind = CAST(?3 AS TEXT) AND tenant_id IN (/*SLICE:tenants*/?)
+ GROUP BY tenant_id
+`
+
+type FindingCountsOfParams struct {
+	Since   int64
+	Until   int64
+	Kind    string
+	Tenants []string
+}
+
+type FindingCountsOfRow struct {
+	TenantID string
+	N        int64
+}
+
+func (q *Queries) FindingCountsOf(ctx context.Context, arg FindingCountsOfParams) ([]FindingCountsOfRow, error) {
+	query := findingCountsOf
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Since)
+	queryParams = append(queryParams, arg.Until)
+	queryParams = append(queryParams, arg.Kind)
+	if len(arg.Tenants) > 0 {
+		for _, v := range arg.Tenants {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:tenants*/?", strings.Repeat(",?", len(arg.Tenants))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:tenants*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FindingCountsOfRow
+	for rows.Next() {
+		var i FindingCountsOfRow
+		if err := rows.Scan(&i.TenantID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const operationTenants = `-- name: OperationTenants :many
 SELECT DISTINCT tenant_id FROM operation_ledger ORDER BY tenant_id
 `
@@ -198,6 +472,58 @@ func (q *Queries) OperationTenants(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		items = append(items, tenant_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const payloadConflictCountsOf = `-- name: PayloadConflictCountsOf :many
+SELECT tenant_id, count(*) AS n FROM payload_conflicts
+ WHERE at >= ?1 AND at < ?2 AND tenant_id IN (/*SLICE:tenants*/?)
+ GROUP BY tenant_id
+`
+
+type PayloadConflictCountsOfParams struct {
+	Since   int64
+	Until   int64
+	Tenants []string
+}
+
+type PayloadConflictCountsOfRow struct {
+	TenantID string
+	N        int64
+}
+
+func (q *Queries) PayloadConflictCountsOf(ctx context.Context, arg PayloadConflictCountsOfParams) ([]PayloadConflictCountsOfRow, error) {
+	query := payloadConflictCountsOf
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Since)
+	queryParams = append(queryParams, arg.Until)
+	if len(arg.Tenants) > 0 {
+		for _, v := range arg.Tenants {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:tenants*/?", strings.Repeat(",?", len(arg.Tenants))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:tenants*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PayloadConflictCountsOfRow
+	for rows.Next() {
+		var i PayloadConflictCountsOfRow
+		if err := rows.Scan(&i.TenantID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
