@@ -25,9 +25,9 @@ func TestMain(m *testing.M) {
 	os.Exit(buildAndRun(m))
 }
 
-// RaceChildrenEnv, set to any value under -race, builds the settle binary
+// raceChildrenEnv, set to any value under -race, builds the settle binary
 // the tests start with -race too.
-const RaceChildrenEnv = "SETTLE_TEST_RACE_CHILDREN"
+const raceChildrenEnv = "SETTLE_TEST_RACE_CHILDREN"
 
 // buildAndRun builds the binary the tests start, and runs them. Under
 // -race the binary itself is built without it unless $SETTLE_TEST_RACE_CHILDREN
@@ -49,7 +49,7 @@ func buildAndRun(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "settle")
 	args := []string{"build", "-o", binary}
-	if raceEnabled && os.Getenv(RaceChildrenEnv) != "" {
+	if raceEnabled && os.Getenv(raceChildrenEnv) != "" {
 		args = append(args, "-race")
 		// A program built with -race sleeps 1s at exit unless told not to,
 		// and the tests run hundreds; a GORACE the caller set still wins.

@@ -335,3 +335,28 @@ func TestBrowser_Download(t *testing.T) {
 		t.Fatalf("a link to a page: failure %q", rec.failure)
 	}
 }
+
+// Browsers share one Chromium but not its state: a cookie and local
+// storage set in one test's tab are absent from another's on the same
+// origin, and a Browser still works after another has closed.
+func TestBrowser_TabsAreIsolated(t *testing.T) {
+	t.Parallel()
+	srv := site(t)
+	a := New(t)
+	a.Navigate(srv.URL + "/")
+	a.Eval(`(document.cookie = "who=a; path=/", localStorage.setItem("who", "a"), "ok")`)
+	if got := a.Eval(`document.cookie + "|" + localStorage.getItem("who")`); got != "who=a|a" {
+		t.Fatalf("the first tab's own state: %q", got)
+	}
+	t.Run("another", func(t *testing.T) {
+		b := New(t)
+		b.Navigate(srv.URL + "/")
+		if got := b.Eval(`document.cookie + "|" + localStorage.getItem("who")`); got != "|null" {
+			t.Fatalf("a second test's tab sees the first's state: %q", got)
+		}
+	})
+	// The second Browser has closed; the first is still served.
+	if got := a.Eval(`document.cookie`); got != "who=a" {
+		t.Fatalf("the first tab after the second closed: %q", got)
+	}
+}
