@@ -88,7 +88,11 @@ func TestFault2_WorkerKilledAfterSend(t *testing.T) {
 func TestFault3_TwoWorkersRace(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, h ledgertest.Harness) {
-		r := newRig(t, h, sim.Config{Class: "D"}, nil) // no idempotency to hide a double send
+		// No idempotency to hide a double send. Only executors run, so a
+		// send that timed out (UNKNOWN) or a lease that ran out on a
+		// loaded machine would never reach SUCCEEDED: the timeout and the
+		// leases are long, this test is about the race to claim.
+		r := newRig(t, h, sim.Config{Class: "D"}, func(c *target.Contract) { c.Timeout = 30 * time.Second })
 		var ops []ledger.Operation
 		for i := 0; i < 200; i++ {
 			ops = append(ops, r.create("acme", "order-"+string(rune('a'+i%26))+strings.Repeat("x", i/26), 100+i))
@@ -98,7 +102,8 @@ func TestFault3_TwoWorkersRace(t *testing.T) {
 			page, _ := r.store.List(r.ctx, ledger.ListFilter{Tenant: "acme", State: ledger.Succeeded, Limit: 500})
 			return len(page.Operations) == len(ops)
 		}
-		r.runUntil("all SUCCEEDED", done, r.executor(r.store), r.executor(other))
+		long := func(e *reconciler.Executor) *reconciler.Executor { e.Lease = time.Minute; return e }
+		r.runUntil("all SUCCEEDED", done, long(r.executor(r.store)), long(r.executor(other)))
 		if got := r.sim.Requests(); got != len(ops) {
 			t.Fatalf("%d create requests for %d operations", got, len(ops))
 		}
