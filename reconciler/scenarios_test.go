@@ -115,9 +115,11 @@ func TestScenario3_StalledWorkerLeaseExpires(t *testing.T) {
 		// the reconciler's lookup is held the same way.
 		answer, release := r.latch()
 		lookups := make(chan struct{}, 100)
+		sends := make(chan struct{}, 100)
 		lookup, openLookups := r.latch()
 		r.proxy(func(w http.ResponseWriter, req *http.Request, next http.Handler) {
 			if req.Method == http.MethodPost {
+				sends <- struct{}{}
 				heldAnswer(w, req, next, answer)
 				return
 			}
@@ -126,11 +128,16 @@ func TestScenario3_StalledWorkerLeaseExpires(t *testing.T) {
 		op := r.create("acme", "order-1", 500)
 		var logs syncBuffer
 		exec := r.executor(r.store)
-		exec.Lease = 300 * time.Millisecond // far shorter than the stall
+		// Far shorter than the stall, and long enough that the claimed
+		// operation is sent within its queue allowance (a quarter of the
+		// lease) on a loaded machine: one that waits longer is never sent,
+		// and there would be no stalled verdict to refuse.
+		exec.Lease = 2 * time.Second
 		exec.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})).With("component", "executor")
 		stop := r.start(exec, r.sweeper(), r.reconciler())
 		// The lease expires into UNKNOWN; the reconciler leases the
 		// operation under a new fence and asks the target.
+		await(t, "the executor's send", sends)
 		await(t, "the reconciler's lookup", lookups)
 		held := r.get(op)
 		// The stalled sender's answer arrives while the reconciler holds the

@@ -13,6 +13,7 @@ import (
 // readers.
 type driver struct {
 	writer *sql.DB
+	wc     *stmtCache  // the writer's prepared statements; nil: none kept
 	x      dbsqlc.DBTX // the writer or its transaction, for the statements not yet in sqlc
 	rx     dbsqlc.DBTX // the readers or the writer's transaction: what r runs on
 	w, r   *dbsqlc.Queries
@@ -21,8 +22,18 @@ type driver struct {
 
 var _ ledger.Driver = driver{}
 
-func newDriver(w, r *sql.DB) driver {
-	return driver{writer: w, x: w, rx: r, w: dbsqlc.New(w), r: dbsqlc.New(r)}
+// newDriver returns the driver over the writer and the readers, with
+// their caches of prepared statements (stmtCache); nil caches prepare
+// every statement again on each call, as database/sql does by itself.
+func newDriver(w, r *sql.DB, wc, rc *stmtCache) driver {
+	var x, rx dbsqlc.DBTX = w, r
+	if wc != nil {
+		x = cachedDB{wc}
+	}
+	if rc != nil {
+		rx = cachedDB{rc}
+	}
+	return driver{writer: w, wc: wc, x: x, rx: rx, w: dbsqlc.New(x), r: dbsqlc.New(rx)}
 }
 
 // inTx runs fn with the writer's queries bound to one transaction,
@@ -42,9 +53,19 @@ func (d driver) WithTx(ctx context.Context, fn func(tx ledger.Driver) error) err
 		return err
 	}
 	defer tx.Rollback()
-	q := d.w.WithTx(tx)
-	if err := fn(driver{writer: d.writer, x: tx, rx: tx, w: q, r: q, tx: true}); err != nil {
+	var x dbsqlc.DBTX = tx
+	if d.wc != nil {
+		x = cachedTx{tx: tx, c: d.wc}
+	}
+	q := dbsqlc.New(x)
+	if err := fn(driver{writer: d.writer, wc: d.wc, x: x, rx: x, w: q, r: q, tx: true}); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if d.wc != nil {
+		d.wc.prepareWanted(ctx)
+	}
+	return nil
 }

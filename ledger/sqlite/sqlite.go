@@ -28,9 +28,10 @@ type Store struct {
 	// Ledger holds the rules of the methods that have moved onto the
 	// driver (ledger.Driver); they are promoted from it.
 	*ledger.Ledger
-	w   *sql.DB // the single writer
-	r   *sql.DB // readers
-	now func() time.Time
+	w      *sql.DB // the single writer
+	r      *sql.DB // readers
+	wc, rc *stmtCache
+	now    func() time.Time
 }
 
 var (
@@ -87,7 +88,9 @@ func open(ctx context.Context, path string, now func() time.Time, migrating bool
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	r.SetMaxOpenConns(4)
-	return &Store{Ledger: ledger.New(newDriver(w, r), now), w: w, r: r, now: now}, nil
+	r.SetMaxIdleConns(4) // a reader's connection keeps its prepared statements
+	wc, rc := newStmtCache(w), newStmtCache(r)
+	return &Store{Ledger: ledger.New(newDriver(w, r, wc, rc), now), w: w, r: r, wc: wc, rc: rc, now: now}, nil
 }
 
 // connect opens the first connection. Switching a new file to WAL needs an
@@ -151,6 +154,8 @@ func (s *Store) Ping(ctx context.Context) error { return s.w.PingContext(ctx) }
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	s.rc.close()
+	s.wc.close()
 	errR := s.r.Close()
 	if err := s.w.Close(); err != nil {
 		return err
