@@ -45,6 +45,11 @@ var httpCodes = map[int]string{
 	http.StatusServiceUnavailable:    "overloaded",
 }
 
+// unavailableRetry is the Retry-After, in seconds, of a request refused
+// because the database cannot be reached or has no primary (a failover):
+// long enough not to hammer a promotion, short enough to resume soon.
+const unavailableRetry = "2"
+
 // errorHandler is the one place errors become responses: HTML pages for
 // the console, JSON for the API and webhooks. Internal errors are logged
 // once, with the request id, and never shown.
@@ -72,11 +77,23 @@ func (s *server) errorHandler(err error, c echo.Context) {
 		} else {
 			body.Message = http.StatusText(status)
 		}
+	case ledger.Unavailable(err):
+		// No primary (a failover, a restart): the client is told to come
+		// back. A create may have committed just before its connection
+		// was cut; the retry with the same intent answers 200 then.
+		status, body.Error = http.StatusServiceUnavailable, "unavailable"
+		body.Message = "the database is unavailable (a failover or restart in progress); retry after the Retry-After header's seconds with the same request (a create answers 200 if it had been committed)"
+		c.Response().Header().Set("Retry-After", unavailableRetry)
 	default:
 		code := ledger.ErrorCode(err)
 		status, body.Error, body.Message = statusOf(code), string(code), ledger.ErrorMessage(err)
 	}
 	switch {
+	case body.Error == "unavailable":
+		// An outage fails every request at once: one line per few
+		// seconds, with the count of those it stands for.
+		s.outage.warn("request refused: database unavailable", "route", c.Path(), "request_id",
+			c.Response().Header().Get(echo.HeaderXRequestID), "err", err)
 	case status == http.StatusServiceUnavailable && he != nil && c.Response().Header().Get("Retry-After") != "":
 		// settle's own refusal for lack of a slot (the only 503s with a
 		// Retry-After): a flood drives these, so they are WARN,

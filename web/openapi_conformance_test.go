@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +37,25 @@ func (failingStore) List(context.Context, ledger.ListFilter) (ledger.Page, error
 	return ledger.Page{}, errDatabaseGone
 }
 
+// unreachableStore is a ledger with no primary to reach (a failover in
+// progress): every read and write fails as a refused connection does.
+type unreachableStore struct{ store }
+
+var errNoPrimary = fmt.Errorf("failed to connect: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+
+func (unreachableStore) Create(context.Context, ledger.NewOperation) (ledger.Operation, bool, error) {
+	return ledger.Operation{}, false, errNoPrimary
+}
+func (unreachableStore) Get(context.Context, string, string) (ledger.Operation, error) {
+	return ledger.Operation{}, errNoPrimary
+}
+func (unreachableStore) Summary(context.Context, string, string) (ledger.Operation, error) {
+	return ledger.Operation{}, errNoPrimary
+}
+func (unreachableStore) List(context.Context, ledger.ListFilter) (ledger.Page, error) {
+	return ledger.Page{}, errNoPrimary
+}
+
 // Every documented operation is driven to every documented status over
 // loopback HTTP, on both stores, and each exchange is checked against the
 // document the server serves (env's client does that). The test ends by
@@ -48,6 +69,16 @@ func TestOpenAPI_Conformance(t *testing.T) {
 		// exchanges count towards the same document's coverage.
 		down := serve(t, s, web.Config{Store: failingStore{s}})
 		down.api, down.client, down.token = e.api, e.client, e.token
+		// And one whose database has no primary: 503 with Retry-After.
+		away := serve(t, s, web.Config{Store: unreachableStore{s}})
+		away.api, away.client, away.token = e.api, e.client, e.token
+		wantAway := func(r response) {
+			t.Helper()
+			wantError(t, r, http.StatusServiceUnavailable, "unavailable")
+			if r.header.Get("Retry-After") == "" {
+				t.Fatalf("503 unavailable without Retry-After: %s", r.body)
+			}
+		}
 
 		globex := "Bearer " + e.newToken("globex")
 		revoked := e.newToken("acme")
@@ -92,6 +123,7 @@ func TestOpenAPI_Conformance(t *testing.T) {
 			t.Run("Create422/"+name, func(t *testing.T) { wantError(t, e.post(body), http.StatusUnprocessableEntity, "invalid") })
 		}
 		want(down.post(strings.Replace(charge, "approval-1", "down", 1)), http.StatusInternalServerError, "internal")
+		wantAway(away.post(strings.Replace(charge, "approval-1", "away", 1)))
 
 		// getOperation
 		got := e.do(http.MethodGet, "/api/v1/operations/"+id, "", nil)
@@ -103,6 +135,7 @@ func TestOpenAPI_Conformance(t *testing.T) {
 		want(e.do(http.MethodGet, "/api/v1/operations/"+uuid.NewString(), "", nil), http.StatusNotFound, "not_found")
 		want(e.do(http.MethodGet, "/api/v1/operations/not-a-uuid", "", nil), http.StatusNotFound, "not_found")
 		want(down.do(http.MethodGet, "/api/v1/operations/"+id, "", nil), http.StatusInternalServerError, "internal")
+		wantAway(away.do(http.MethodGet, "/api/v1/operations/"+id, "", nil))
 
 		// listOperations
 		for i := range 3 {
@@ -134,6 +167,7 @@ func TestOpenAPI_Conformance(t *testing.T) {
 			want(e.do(http.MethodGet, "/api/v1/operations?"+q, "", nil), http.StatusUnprocessableEntity, "invalid")
 		}
 		want(down.do(http.MethodGet, "/api/v1/operations", "", nil), http.StatusInternalServerError, "internal")
+		wantAway(away.do(http.MethodGet, "/api/v1/operations", "", nil))
 
 		// 401 on every authenticated operation, with WWW-Authenticate (the
 		// document requires the header).

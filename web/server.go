@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"settle/ledger"
 	"settle/resolve"
@@ -132,6 +133,7 @@ type server struct {
 		Ping(ctx context.Context) error
 	}
 	shed   *sheddingLog // refusals a flood drives, rate-limited
+	outage *sheddingLog // refusals while the database is unavailable, rate-limited
 	signIn SignIn       // nil: no console
 	// tokens answers the API's token look-ups from memory for
 	// ledger.TokenCacheTTL; the console revokes through it, so a
@@ -157,6 +159,7 @@ func New(cfg Config) *echo.Echo {
 		s.awaits = &awaiting{resolve: resolve.New(cfg.Store, nil, nil, s.now), quarantine: cfg.Store}
 	}
 	s.shed = newSheddingLog(s.log)
+	s.outage = &sheddingLog{log: s.log, limit: rate.NewLimiter(rate.Every(5*time.Second), 1)}
 	if cfg.Store != nil {
 		s.tokens = ledger.NewTokenCache(cfg.Store, s.now)
 	}
