@@ -43,10 +43,14 @@ func (a *api) routes(e *echo.Echo) {
 	e.GET("/api/v1/openapi.json", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
 	})
-	api := e.Group("/api/v1", a.apiAuth, a.rateLimit)
-	api.POST("/operations", a.createOperation)
-	api.GET("/operations", a.listOperations)
-	api.GET("/operations/:id", a.getOperation)
+	// The middleware is the routes', not the group's: a group's
+	// middleware makes Echo route every path below it, a known path with
+	// another method included, to a catch-all 404, where the contract is
+	// 405 method_not_allowed with an Allow header.
+	api := e.Group("/api/v1")
+	api.POST("/operations", a.createOperation, a.apiAuth, a.rateLimit)
+	api.GET("/operations", a.listOperations, a.apiAuth, a.rateLimit)
+	api.GET("/operations/:id", a.getOperation, a.apiAuth, a.rateLimit)
 }
 
 // apiAuth resolves the bearer token to its tenant. The tenant always comes

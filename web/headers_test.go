@@ -47,7 +47,7 @@ func TestHeaders_NosniffAndNoStore(t *testing.T) {
 			{"Create400", "POST", "/api/v1/operations", "{", "", 400, true},
 			{"Get401", "GET", "/api/v1/operations/" + id, "", "Bearer nonsense", 401, true},
 			{"RouteNotFound", "GET", "/api/v1/nothing", "", "", 404, true},
-			{"MethodNotRouted", "DELETE", "/api/v1/operations/" + id, "", "", 404, true},
+			{"MethodNotAllowed", "DELETE", "/api/v1/operations/" + id, "", "", 405, true},
 			{"OpenAPI", "GET", "/api/v1/openapi.json", "", "", 200, true},
 			{"Webhook401", "POST", "/webhooks/payments", `{}`, "", 401, true},
 			{"Webhook404", "POST", "/webhooks/nowhere", `{}`, "", 404, true},
