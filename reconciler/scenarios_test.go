@@ -39,6 +39,11 @@ func TestScenario1_NoRetryLayers(t *testing.T) {
 		}
 		exec := r.executor(r.store)
 		exec.Workers = 1 // so the scripted faults meet the operations in order
+		// With one worker the six wait their turn in the executor's queue,
+		// and one that waits past its queue allowance (a quarter of the
+		// lease) is never sent: with the rig's 2 s lease a loaded machine
+		// left one IN_FLIGHT, with no sweeper running here to expire it.
+		exec.Lease = 20 * time.Second
 		sent := func() bool {
 			for _, op := range ops {
 				if s := r.get(op).State; s == ledger.Prepared || s == ledger.InFlight {
