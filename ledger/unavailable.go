@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -35,11 +36,16 @@ func Unavailable(err error) bool {
 		}
 		return false
 	}
-	var netErr net.Error
+	// A request that ran out of time, or whose client left, says nothing
+	// of the database (context.DeadlineExceeded is a net.Error too).
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var opErr *net.OpError
 	switch {
-	case errors.As(err, &netErr),
+	case errors.As(err, &opErr),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		errors.Is(err, io.ErrUnexpectedEOF):
 		return true
 	}
 	// pgx marks the errors of a connection that failed before the request

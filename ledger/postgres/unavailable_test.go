@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -64,5 +65,15 @@ func TestUnavailable_PgxErrors(t *testing.T) {
 	}
 	if ledger.Unavailable(ledger.Errorf(ledger.ENotFound, "no such operation")) {
 		t.Error("a ledger error is unavailable")
+	}
+	// A request out of time says nothing of the database, though
+	// context.DeadlineExceeded is a net.Error: a query cut by its deadline.
+	short, stop := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer stop()
+	if _, err := conn.Exec(short, "SELECT pg_sleep(1)"); err == nil || ledger.Unavailable(err) {
+		t.Errorf("a query past its deadline: %v; want not unavailable", err)
+	}
+	if ledger.Unavailable(fmt.Errorf("create: %w", context.DeadlineExceeded)) || ledger.Unavailable(context.Canceled) {
+		t.Error("a context's end is unavailable")
 	}
 }
